@@ -1,0 +1,1 @@
+"""Running environments in isolation: runtime providers (``runtime``) and image builds (``images``)."""

@@ -1,0 +1,98 @@
+"""Shared by the Docker and Swarm providers: the engine client, labels, and error translation."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import docker.errors
+import requests
+
+import docker
+
+from .base import LABEL_PREFIX, MANAGED_BY
+from .errors import EngineUnavailableError, ImageNotFoundError, PortInUseError, ProviderError
+
+__all__ = [
+    "engine_client",
+    "env_label",
+    "is_managed",
+    "label_filters",
+    "managed_labels",
+    "translate_docker_errors",
+]
+
+_PORT_TAKEN = re.compile(r"port is already allocated|address already in use", re.IGNORECASE)
+
+
+def _explain(exc: BaseException) -> str:
+    if isinstance(exc, docker.errors.APIError):
+        return str(exc.explanation or exc)
+    return str(exc)
+
+
+@contextlib.contextmanager
+def translate_docker_errors(what: str) -> Iterator[None]:
+    """Turn Docker SDK and transport errors raised inside into provider errors."""
+    try:
+        yield
+    except ProviderError:
+        raise
+    except docker.errors.ImageNotFound as exc:
+        raise ImageNotFoundError(f"{what}: image not found ({_explain(exc)})") from exc
+    except docker.errors.APIError as exc:
+        text = _explain(exc)
+        if _PORT_TAKEN.search(text):
+            raise PortInUseError(f"{what}: {text}") from exc
+        raise ProviderError(f"{what}: {text}") from exc
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise EngineUnavailableError(
+            f"{what}: the Docker engine is not reachable ({exc.__class__.__name__}); "
+            "is dockerd running and DOCKER_HOST right?"
+        ) from exc
+
+
+def engine_client(docker_host: str | None = None, *, timeout: int = 60) -> docker.DockerClient:
+    """A client for ``docker_host`` (default: ``DOCKER_HOST`` or the local socket), checked with a ping."""
+    with translate_docker_errors("connecting to Docker"):
+        if docker_host:
+            client = docker.DockerClient(base_url=docker_host, timeout=timeout)
+        else:
+            client = docker.from_env(timeout=timeout)
+        client.ping()
+    return client
+
+
+def managed_labels(*, provider: str, project: str, env_name: str, image: str) -> dict[str, str]:
+    """Labels put on everything a provider starts, so it can be listed and cleaned up later."""
+    return {
+        f"{LABEL_PREFIX}.managed-by": MANAGED_BY,
+        f"{LABEL_PREFIX}.provider": provider,
+        f"{LABEL_PREFIX}.project": project,
+        f"{LABEL_PREFIX}.env": env_name,
+        f"{LABEL_PREFIX}.image": image,
+    }
+
+
+def label_filters(*, provider: str, project: str) -> dict[str, list[str]]:
+    """A Docker ``filters`` dict selecting what ``provider`` started for ``project``."""
+    return {
+        "label": [
+            f"{LABEL_PREFIX}.managed-by={MANAGED_BY}",
+            f"{LABEL_PREFIX}.provider={provider}",
+            f"{LABEL_PREFIX}.project={project}",
+        ]
+    }
+
+
+def env_label(labels: dict[str, str] | None) -> str | None:
+    return (labels or {}).get(f"{LABEL_PREFIX}.env")
+
+
+def is_managed(labels: dict[str, str] | None, provider: str) -> bool:
+    labels = labels or {}
+    return (
+        labels.get(f"{LABEL_PREFIX}.managed-by") == MANAGED_BY
+        and labels.get(f"{LABEL_PREFIX}.provider") == provider
+    )

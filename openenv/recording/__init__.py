@@ -1,0 +1,61 @@
+"""Episode recording: store, replay, re-run, diff, export and import (no web UI needed).
+
+    from openenv.recording import EpisodeStore, record
+    store = EpisodeStore("episodes.db")
+    async with record(EchoEnv(base_url=url), store=store, label="ppo-run-3") as env:
+        result = await env.reset(seed=1)
+        result = await env.step(EchoAction(message="hi"))   # durable when this returns
+
+pyarrow (Parquet) and psycopg (PostgreSQL) are optional extras, imported only when used.
+"""
+
+from __future__ import annotations
+
+from .diff import Change, Diff, diff
+from .episode_format import FORMAT, FORMAT_VERSION
+from .errors import (
+    EpisodeNotFoundError,
+    ExportFormatError,
+    MissingExtraError,
+    RecordingError,
+    SchemaVersionError,
+    StoreBusyError,
+    StoreCorruptError,
+    StoreFullError,
+)
+from .jsonable import MARKER
+from .parquet import export_parquet, import_parquet
+from .queries import EpisodeFilter
+from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+from .schema import SCHEMA_VERSION
+from .store import EpisodeStore
+from .transfer import ImportResult, export_jsonl, import_jsonl
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MARKER",
+    "SCHEMA_VERSION",
+    "Change",
+    "Diff",
+    "EpisodeFilter",
+    "EpisodeNotFoundError",
+    "EpisodePage",
+    "EpisodeRecord",
+    "EpisodeStore",
+    "ExportFormatError",
+    "ImportResult",
+    "MissingExtraError",
+    "RecordingError",
+    "RunRecord",
+    "SchemaVersionError",
+    "StepRecord",
+    "StoreBusyError",
+    "StoreCorruptError",
+    "StoreFullError",
+    "diff",
+    "export_jsonl",
+    "export_parquet",
+    "import_jsonl",
+    "import_parquet",
+]

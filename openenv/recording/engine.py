@@ -1,0 +1,161 @@
+"""Engines for the store: SQLite pragmas, the write transaction, foreign-error translation.
+
+SQLite choices (see docs/episode-format.md): WAL so readers never block the writer and a
+commit is one append to the -wal file; ``synchronous=NORMAL`` so a commit needs no fsync (a
+committed step survives a crash of the process, not of the machine); ``busy_timeout`` plus
+``BEGIN IMMEDIATE`` so a writer waits for the lock up front instead of failing mid-transaction,
+with a bounded retry on top.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from .errors import RecordingError, StoreBusyError, StoreCorruptError, StoreFullError
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "connect_url",
+    "guarded",
+    "make_engine",
+    "raw_sqlite_transaction",
+    "translate",
+    "with_retry",
+    "write_transaction",
+]
+
+BUSY_TIMEOUT_MS = 10_000
+WRITE_RETRIES = 6
+T = TypeVar("T")
+
+
+def connect_url(target: str | Path) -> str:
+    """A SQLAlchemy URL for a path or URL (``postgresql://`` means psycopg 3)."""
+    text = str(target)
+    if "://" not in text:
+        return f"sqlite:///{Path(text).expanduser()}"
+    if text.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + text.split("://", 1)[1]
+    return text
+
+
+def _on_sqlite_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+    dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_begin)
+    cur = dbapi_conn.cursor()
+    try:
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cur.close()
+
+
+def _on_sqlite_begin(conn: Connection) -> None:
+    mode = conn.get_execution_options().get("openenv_begin", "DEFERRED")
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_engine(target: str | Path) -> Engine:
+    """Create the engine for ``target`` (a path or a URL); raises ``RecordingError``."""
+    url = connect_url(target)
+    try:
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            engine = create_engine(
+                url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+            )
+            event.listen(engine, "connect", _on_sqlite_connect)
+            event.listen(engine, "begin", _on_sqlite_begin)
+            return engine
+        return create_engine(url, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise RecordingError(f"unusable store URL {url!r}: {exc}", code="STORE_URL") from exc
+    except ImportError as exc:
+        raise RecordingError(f"driver for {url!r} is not installed: {exc}", code="STORE_URL") from exc
+
+
+def _is_busy(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def translate(exc: BaseException, what: str) -> RecordingError:
+    """Our error for a foreign one raised while doing ``what``."""
+    if isinstance(exc, RecordingError):
+        return exc
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig)
+    low = text.lower()
+    if isinstance(orig, OSError) and orig.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(f"{what}: disk full ({text})")
+    if "database or disk is full" in low or "no space left" in low or "disk full" in low:
+        return StoreFullError(f"{what}: disk full ({text})")
+    if "file is not a database" in low or "malformed" in low or "not a database" in low:
+        return StoreCorruptError(f"{what}: the file is not a usable SQLite database ({text})")
+    if _is_busy(orig):
+        return StoreBusyError(f"{what}: the store stayed locked ({text})")
+    if "unable to open database" in low:
+        return RecordingError(f"{what}: cannot open the database file ({text})", code="STORE_OPEN")
+    return RecordingError(f"{what}: {type(orig).__name__}: {text}")
+
+
+@contextmanager
+def guarded(what: str) -> Iterator[None]:
+    """Translate foreign errors raised inside the block."""
+    try:
+        yield
+    except (SQLAlchemyError, sqlite3.Error, OSError) as exc:
+        raise translate(exc, what) from exc
+
+
+def with_retry(once: Callable[[], T], *, what: str, retries: int = WRITE_RETRIES) -> T:
+    """Call ``once`` (one whole transaction), retrying a bounded number of times while busy."""
+    delay = 0.01
+    for attempt in range(retries + 1):
+        try:
+            return once()
+        except (SQLAlchemyError, sqlite3.Error, OSError) as exc:
+            if not _is_busy(getattr(exc, "orig", None) or exc) or attempt == retries:
+                raise translate(exc, what) from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    raise StoreBusyError(f"{what}: the store stayed locked")  # pragma: no cover - the loop returns or raises
+
+
+def write_transaction(conn: Connection, fn: Callable[[Connection], T], *, what: str) -> T:
+    """Run ``fn`` in one write transaction (``BEGIN IMMEDIATE`` on SQLite), retrying on busy."""
+
+    def once() -> T:
+        with conn.begin():
+            return fn(conn)
+
+    return with_retry(once, what=what)
+
+
+def raw_sqlite_transaction(
+    raw: sqlite3.Connection, statements: list[tuple[str, tuple[Any, ...]]], *, what: str
+) -> None:
+    """The same transaction on the driver connection itself: the per-step hot path on SQLite."""
+
+    def once() -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                raw.execute(sql, params)
+            raw.execute("COMMIT")
+        except BaseException:
+            if raw.in_transaction:
+                raw.execute("ROLLBACK")
+            raise
+
+    with_retry(once, what=what)

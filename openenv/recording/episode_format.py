@@ -1,0 +1,129 @@
+"""The exchange form of one episode (a JSON object) and how it is read back into a store.
+
+One dict per episode, steps nested; documented in docs/episode-format.md. ``FORMAT_VERSION``
+changes only when a field changes meaning; readers accept every version up to their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any, Literal
+
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
+
+from .errors import ExportFormatError, RecordingError
+from .jsonable import dumps
+from .models import EnvRun, Episode, EpisodeTag, Step
+from .records import EpisodeRecord, StepRecord
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
+
+FORMAT = "openenv-episode"
+FORMAT_VERSION = 1
+Conflict = Literal["skip", "error", "replace"]
+_EPISODE_KEYS = (
+    "id", "env_name", "source", "label", "seed", "reset_kwargs", "started_at", "ended_at",
+    "end_reason", "step_count", "total_reward", "done", "notes",
+)  # fmt: skip
+_STEP_KEYS = ("index", "action", "observation", "reward", "done", "metadata", "latency_ms", "t", "state")
+_RUN_KEYS = tuple(c.name for c in EnvRun.__table__.c)
+
+
+def episode_to_dict(episode: EpisodeRecord, steps: list[StepRecord]) -> dict[str, Any]:
+    """The exchange dict of an episode loaded with its run (``get_episode``) and all its steps."""
+    out: dict[str, Any] = {"format": FORMAT, "format_version": FORMAT_VERSION}
+    out.update({k: getattr(episode, k) for k in _EPISODE_KEYS})
+    out["tags"] = list(episode.tags)
+    out["run"] = asdict(episode.run) if episode.run is not None else {"id": episode.run_id}
+    out["steps"] = [{k: getattr(s, k) for k in _STEP_KEYS} for s in steps]
+    return out
+
+
+def _need(
+    obj: Mapping[str, Any], key: str, types: tuple[type, ...], where: str, optional: bool = False
+) -> Any:
+    if key not in obj:
+        if optional:
+            return None
+        raise ExportFormatError(f"{where}: missing field {key!r}")
+    value = obj[key]
+    if value is None and optional:
+        return None
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        raise ExportFormatError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
+    """Check an exchange dict's shape; raises ``ExportFormatError`` naming the bad field."""
+    if not isinstance(obj, dict):
+        raise ExportFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if obj.get("format") != FORMAT:
+        raise ExportFormatError(f"{where}: not an {FORMAT} record (format={obj.get('format')!r})")
+    version = _need(obj, "format_version", (int,), where)
+    if version > FORMAT_VERSION:
+        raise ExportFormatError(
+            f"{where}: format_version {version} is newer than supported ({FORMAT_VERSION})"
+        )
+    for key in ("id", "env_name", "source"):
+        _need(obj, key, (str,), where)
+    _need(obj, "started_at", (int, float), where)
+    _need(obj, "reset_kwargs", (dict,), where)
+    run = _need(obj, "run", (dict,), where)
+    _need(run, "id", (str,), f"{where}.run")
+    steps = _need(obj, "steps", (list,), where)
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise ExportFormatError(f"{where}.steps[{i}]: expected an object")
+        _need(step, "index", (int,), f"{where}.steps[{i}]")
+        _need(step, "t", (int, float), f"{where}.steps[{i}]")
+        _need(step, "reward", (int, float), f"{where}.steps[{i}]", optional=True)
+        if "observation" not in step:
+            raise ExportFormatError(f"{where}.steps[{i}]: missing field 'observation'")
+    return obj
+
+
+def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict) -> bool:
+    """Insert one validated exchange dict inside the caller's transaction; False if skipped."""
+    ep_table = Episode.__table__
+    eid = obj["id"]
+    if conn.execute(select(ep_table.c.id).where(ep_table.c.id == eid)).first() is not None:
+        if on_conflict == "skip":
+            return False
+        if on_conflict == "error":
+            raise RecordingError(f"episode {eid} already exists in the store", code="EPISODE_EXISTS")
+        for table in (Step.__table__, EpisodeTag.__table__):
+            conn.execute(table.delete().where(table.c.episode_id == eid))
+        conn.execute(ep_table.delete().where(ep_table.c.id == eid))
+    run = obj["run"]
+    run_table = EnvRun.__table__
+    if conn.execute(select(run_table.c.id).where(run_table.c.id == run["id"])).first() is None:
+        row = {k: run.get(k) for k in _RUN_KEYS}
+        row["env_name"] = row["env_name"] or obj["env_name"]
+        row["source"] = row["source"] or obj["source"]
+        row["created_at"] = row["created_at"] if row["created_at"] is not None else obj["started_at"]
+        row["info"] = None if row["info"] is None else dumps(row["info"])
+        conn.execute(insert(run_table), row)
+    row = {k: obj.get(k) for k in _EPISODE_KEYS}
+    row.update(run_id=run["id"], reset_kwargs=dumps(obj["reset_kwargs"]), done=bool(obj.get("done")))
+    row["step_count"] = int(row["step_count"] or 0)
+    conn.execute(insert(ep_table), row)
+    steps = [
+        {
+            "episode_id": eid, "idx": s["index"],
+            "action": None if s.get("action") is None else dumps(s["action"]),
+            "observation": dumps(s["observation"]), "reward": s.get("reward"), "done": bool(s.get("done")),
+            "metadata": None if s.get("metadata") is None else dumps(s["metadata"]),
+            "latency_ms": s.get("latency_ms"), "t": s["t"],
+            "state": None if s.get("state") is None else dumps(s["state"]),
+        }
+        for s in obj["steps"]
+    ]  # fmt: skip
+    if steps:
+        conn.execute(insert(Step.__table__), steps)
+    tags = [{"episode_id": eid, "tag": t} for t in dict.fromkeys(obj.get("tags") or [])]
+    if tags:
+        conn.execute(insert(EpisodeTag.__table__), tags)
+    return True

@@ -1,0 +1,106 @@
+"""SQLModel tables of the episode store (schema version 1).
+
+JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
+dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
+Episode rows carry ``env_name``/``source``/``label`` copied from their run so listings filter
+and page on one indexed table, with no join and no aggregate.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, ForeignKey, Index, String, Text
+from sqlmodel import Field, SQLModel
+
+__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step"]
+
+
+class RecordingMeta(SQLModel, table=True):
+    """Key/value facts about the store itself (``schema_version``)."""
+
+    __tablename__ = "recording_meta"
+
+    key: str = Field(primary_key=True, max_length=64)
+    value: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class EnvRun(SQLModel, table=True):
+    """One recording client: where its episodes ran and who drove them."""
+
+    __tablename__ = "env_run"
+
+    id: str = Field(primary_key=True, max_length=32)
+    env_name: str = Field(max_length=200)
+    env_version: str | None = Field(default=None, max_length=100)
+    base_url: str | None = Field(default=None, sa_column=Column(Text))
+    provider: str | None = Field(default=None, max_length=100)
+    image: str | None = Field(default=None, sa_column=Column(Text))
+    action_schema_hash: str | None = Field(default=None, max_length=64)
+    observation_schema_hash: str | None = Field(default=None, max_length=64)
+    source: str = Field(default="programmatic", max_length=32)
+    label: str | None = Field(default=None, max_length=200)
+    created_at: float
+    hostname: str | None = Field(default=None, max_length=255)
+    pid: int | None = None
+    info: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class Episode(SQLModel, table=True):
+    """One episode: a reset and the steps after it."""
+
+    __tablename__ = "episode"
+    __table_args__ = (
+        Index("ix_episode_started", "started_at", "id"),
+        Index("ix_episode_env_started", "env_name", "started_at", "id"),
+        Index("ix_episode_source_started", "source", "started_at", "id"),
+        Index("ix_episode_label_started", "label", "started_at", "id"),
+        Index("ix_episode_return", "total_reward"),
+        Index("ix_episode_length", "step_count"),
+        Index("ix_episode_run", "run_id"),
+    )
+
+    id: str = Field(primary_key=True, max_length=32)
+    run_id: str = Field(sa_column=Column(String(32), ForeignKey("env_run.id"), nullable=False))
+    env_name: str = Field(max_length=200)
+    source: str = Field(max_length=32)
+    label: str | None = Field(default=None, max_length=200)
+    reset_kwargs: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    seed: int | None = None
+    started_at: float
+    ended_at: float | None = None
+    end_reason: str | None = Field(default=None, max_length=32)
+    step_count: int = 0
+    total_reward: float | None = None
+    done: bool = False
+    notes: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class EpisodeTag(SQLModel, table=True):
+    """A free-form tag on an episode (set by people in the studio or by scripts)."""
+
+    __tablename__ = "episode_tag"
+    __table_args__ = (Index("ix_episode_tag_tag", "tag"),)
+
+    episode_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("episode.id"), primary_key=True, nullable=False)
+    )
+    tag: str = Field(sa_column=Column(String(100), primary_key=True, nullable=False))
+
+
+class Step(SQLModel, table=True):
+    """One transition; ``idx`` 0 is the reset observation (``action`` is null there)."""
+
+    __tablename__ = "step"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    episode_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("episode.id"), primary_key=True, nullable=False)
+    )
+    idx: int = Field(primary_key=True)
+    action: str | None = Field(default=None, sa_column=Column(Text))
+    observation: str = Field(sa_column=Column(Text, nullable=False))
+    reward: float | None = None
+    done: bool = False
+    step_metadata: str | None = Field(default=None, sa_column=Column("metadata", Text))
+    latency_ms: float | None = None
+    t: float
+    state: str | None = Field(default=None, sa_column=Column(Text))

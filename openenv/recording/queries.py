@@ -1,0 +1,191 @@
+"""Read queries: listings (keyset-paginated, aggregate-free), one episode, its steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import ColumnElement
+
+from .errors import EpisodeNotFoundError, RecordingError
+from .jsonable import loads
+from .models import EnvRun, Episode, EpisodeTag, Step
+from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+
+__all__ = ["EpisodeFilter", "count_episodes", "get_episode", "list_episodes", "load_steps"]
+
+_EP = Episode.__table__
+_RUN = EnvRun.__table__
+_STEP = Step.__table__
+_TAG = EpisodeTag.__table__
+_LIST_COLUMNS = [c for c in _EP.c if c.name not in ("reset_kwargs", "notes")]
+MAX_PAGE = 1000
+
+
+def _epoch(value: datetime | float | None) -> float | None:
+    if value is None or isinstance(value, (int, float)):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+@dataclass(frozen=True)
+class EpisodeFilter:
+    """Listing filters; ``None`` means "any". Dates are datetimes (naive = UTC) or epoch seconds."""
+
+    env: str | None = None
+    source: str | None = None
+    label: str | None = None
+    run_id: str | None = None
+    tag: str | None = None
+    since: datetime | float | None = None
+    until: datetime | float | None = None
+    min_return: float | None = None
+    max_return: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    finished: bool | None = None
+
+    def clauses(self) -> list[ColumnElement[bool]]:
+        c = _EP.c
+        out: list[ColumnElement[bool]] = []
+        for column, value in (
+            (c.env_name, self.env),
+            (c.source, self.source),
+            (c.label, self.label),
+            (c.run_id, self.run_id),
+        ):
+            if value is not None:
+                out.append(column == value)
+        if self.tag is not None:
+            out.append(c.id.in_(select(_TAG.c.episode_id).where(_TAG.c.tag == self.tag)))
+        if self.since is not None:
+            out.append(c.started_at >= _epoch(self.since))
+        if self.until is not None:
+            out.append(c.started_at < _epoch(self.until))
+        if self.min_return is not None:
+            out.append(c.total_reward >= self.min_return)
+        if self.max_return is not None:
+            out.append(c.total_reward <= self.max_return)
+        if self.min_length is not None:
+            out.append(c.step_count >= self.min_length)
+        if self.max_length is not None:
+            out.append(c.step_count <= self.max_length)
+        if self.finished is not None:
+            out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
+        return out
+
+
+def _cursor(record: EpisodeRecord) -> str:
+    return f"{record.started_at!r}~{record.id}"
+
+
+def _parse_cursor(cursor: str) -> tuple[float, str]:
+    try:
+        started, eid = cursor.split("~", 1)
+        return float(started), eid
+    except ValueError as exc:
+        raise RecordingError(f"bad listing cursor {cursor!r}", code="BAD_CURSOR") from exc
+
+
+def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None = None) -> EpisodeRecord:
+    m = row._mapping
+    return EpisodeRecord(
+        id=m["id"],
+        run_id=m["run_id"],
+        env_name=m["env_name"],
+        source=m["source"],
+        label=m["label"],
+        seed=m["seed"],
+        started_at=m["started_at"],
+        ended_at=m["ended_at"],
+        end_reason=m["end_reason"],
+        step_count=m["step_count"],
+        total_reward=m["total_reward"],
+        done=bool(m["done"]),
+        notes=m.get("notes"),
+        reset_kwargs=loads(m["reset_kwargs"]) if "reset_kwargs" in m else {},
+        tags=tags,
+        run=run,
+    )
+
+
+def _tags_for(conn: Connection, ids: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    if ids:
+        rows = conn.execute(
+            select(_TAG.c.episode_id, _TAG.c.tag).where(_TAG.c.episode_id.in_(ids)).order_by(_TAG.c.tag)
+        )
+        for eid, tag in rows:
+            out.setdefault(eid, []).append(tag)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def list_episodes(
+    conn: Connection, filters: EpisodeFilter, *, limit: int = 50, cursor: str | None = None
+) -> EpisodePage:
+    """Newest first; one query for the page plus one for its tags."""
+    limit = max(1, min(int(limit), MAX_PAGE))
+    where = filters.clauses()
+    if cursor:
+        started, eid = _parse_cursor(cursor)
+        c = _EP.c
+        where.append(or_(c.started_at < started, and_(c.started_at == started, c.id < eid)))
+    stmt = (
+        select(*_LIST_COLUMNS)
+        .where(*where)
+        .order_by(_EP.c.started_at.desc(), _EP.c.id.desc())
+        .limit(limit + 1)
+    )
+    rows = conn.execute(stmt).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    tags = _tags_for(conn, [r.id for r in rows])
+    items = [_episode(r, tags=tags.get(r.id, ())) for r in rows]
+    return EpisodePage(items=items, next_cursor=_cursor(items[-1]) if more else None)
+
+
+def count_episodes(conn: Connection, filters: EpisodeFilter) -> int:
+    return int(conn.execute(select(func.count()).select_from(_EP).where(*filters.clauses())).scalar_one())
+
+
+def get_episode(conn: Connection, episode_id: str) -> EpisodeRecord:
+    row = conn.execute(select(_EP).where(_EP.c.id == episode_id)).first()
+    if row is None:
+        raise EpisodeNotFoundError(f"no episode {episode_id!r}", episode_id=episode_id)
+    run_row = conn.execute(select(_RUN).where(_RUN.c.id == row.run_id)).first()
+    run = None
+    if run_row is not None:
+        m = dict(run_row._mapping)
+        m["info"] = loads(m["info"])
+        run = RunRecord(**m)
+    return _episode(row, tags=_tags_for(conn, [episode_id]).get(episode_id, ()), run=run)
+
+
+def load_steps(
+    conn: Connection, episode_id: str, *, start: int = 0, limit: int | None = None
+) -> list[StepRecord]:
+    stmt = select(_STEP).where(_STEP.c.episode_id == episode_id, _STEP.c.idx >= start).order_by(_STEP.c.idx)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    out = []
+    for row in conn.execute(stmt):
+        r = row._mapping
+        out.append(
+            StepRecord(
+                index=r["idx"],
+                action=loads(r["action"]),
+                observation=loads(r["observation"]),
+                reward=r["reward"],
+                done=bool(r["done"]),
+                metadata=loads(r["metadata"]),
+                latency_ms=r["latency_ms"],
+                t=r["t"],
+                state=loads(r["state"]),
+            )
+        )
+    return out

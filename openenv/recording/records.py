@@ -1,0 +1,77 @@
+"""Plain read-side records returned by the store (decoupled from the ORM rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EpisodePage", "EpisodeRecord", "RunRecord", "StepRecord"]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Where and how a group of episodes was recorded."""
+
+    id: str
+    env_name: str
+    env_version: str | None = None
+    base_url: str | None = None
+    provider: str | None = None
+    image: str | None = None
+    action_schema_hash: str | None = None
+    observation_schema_hash: str | None = None
+    source: str = "programmatic"
+    label: str | None = None
+    created_at: float = 0.0
+    hostname: str | None = None
+    pid: int | None = None
+    info: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One episode row; ``finished`` is false for an episode whose writer died."""
+
+    id: str
+    run_id: str
+    env_name: str
+    source: str
+    label: str | None
+    seed: int | None
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    step_count: int
+    total_reward: float | None
+    done: bool
+    notes: str | None = None
+    reset_kwargs: dict[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    run: RunRecord | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.ended_at is not None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One stored transition; ``index`` 0 is the reset (``action`` is ``None``)."""
+
+    index: int
+    action: dict[str, Any] | None
+    observation: Any
+    reward: float | None
+    done: bool
+    metadata: dict[str, Any] | None
+    latency_ms: float | None
+    t: float
+    state: Any = None
+
+
+@dataclass(frozen=True)
+class EpisodePage:
+    """One page of a listing; pass ``next_cursor`` back to get the next page."""
+
+    items: list[EpisodeRecord]
+    next_cursor: str | None

@@ -1,0 +1,77 @@
+"""Schema version check, creation and migrations.
+
+The version lives in ``recording_meta`` (key ``schema_version``). Opening a store:
+a fresh database gets the current tables; an older one is migrated step by step inside one
+write transaction; a newer one is refused with ``SchemaVersionError`` before anything is written.
+A migration is ``MIGRATIONS[n](conn)``, taking version ``n`` to ``n + 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from sqlalchemy import inspect, select, text
+from sqlalchemy.engine import Connection
+
+from .errors import SchemaVersionError, StoreCorruptError
+from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
+
+SCHEMA_VERSION = 1
+TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step)]
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+_PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
+
+
+def read_version(conn: Connection) -> int | None:
+    """The stored schema version, or ``None`` for a database without our tables."""
+    names = set(inspect(conn).get_table_names())
+    if RecordingMeta.__tablename__ not in names:
+        ours = {t.name for t in TABLES} & names
+        if ours:
+            raise StoreCorruptError(
+                f"tables {sorted(ours)} exist but no schema version is recorded; refusing to touch them"
+            )
+        return None
+    row = conn.execute(
+        select(RecordingMeta.value).where(RecordingMeta.key == "schema_version")
+    ).scalar_one_or_none()
+    if row is None or not str(row).isdigit():
+        raise StoreCorruptError(f"recording_meta holds no valid schema_version ({row!r})")
+    return int(row)
+
+
+def ensure_schema(
+    conn: Connection,
+    *,
+    target: int = SCHEMA_VERSION,
+    migrations: Mapping[int, Callable[[Connection], None]] = MIGRATIONS,
+) -> int:
+    """Create or migrate the schema to ``target`` inside the caller's write transaction."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+    version = read_version(conn)
+    if version is None:
+        for table in TABLES:
+            table.create(conn, checkfirst=True)
+        conn.execute(RecordingMeta.__table__.insert(), {"key": "schema_version", "value": str(target)})
+        return target
+    if version > target:
+        raise SchemaVersionError(
+            f"the store has schema version {version}, newer than this release supports ({target}); "
+            "upgrade openenv-studio to open it",
+            found=version,
+            supported=target,
+        )
+    for step in range(version, target):
+        if step not in migrations:
+            raise SchemaVersionError(f"no migration from schema version {step}", found=version)
+        migrations[step](conn)
+    if version != target:
+        conn.execute(
+            RecordingMeta.__table__.update()
+            .where(RecordingMeta.__table__.c.key == "schema_version")
+            .values(value=str(target))
+        )
+    return target

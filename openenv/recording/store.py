@@ -1,0 +1,373 @@
+"""``EpisodeStore``: open a store and write to it through one write path.
+
+    store = EpisodeStore("episodes.db")          # or "postgresql://user@host/db"
+    run = store.create_run(env_name="echo")
+    ep = store.start_episode(run, reset_kwargs={"seed": 1}, observation={"echoed": ""})
+    store.append_step(ep, 1, action={"message": "hi"}, observation={"echoed": "hi"}, reward=1.0, done=True)
+
+Every write is one short transaction on the store's single writer connection (a lock makes it
+safe across threads); it has committed when the method returns. Reads (``queries.py``,
+re-exported here as methods) use pooled connections and never block the writer under WAL.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import delete, insert, text, update
+from sqlalchemy.engine import Connection
+
+from . import queries
+from .engine import guarded, make_engine, raw_sqlite_transaction, write_transaction
+from .errors import EpisodeNotFoundError, StoreBusyError
+from .jsonable import dumps
+from .models import EnvRun, Episode, EpisodeTag, Step
+from .records import EpisodePage, EpisodeRecord, StepRecord
+from .schema import ensure_schema
+
+__all__ = ["EpisodeStore", "new_id"]
+
+T = TypeVar("T")
+_EP = Episode.__table__
+_STEP = Step.__table__
+_INSERT_STEP = text(
+    "INSERT INTO step (episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state)"
+    " VALUES (:episode_id, :idx, :action, :observation, :reward, :done, :metadata, :latency_ms, :t, :state)"
+)
+_BUMP_EPISODE = text("UPDATE episode SET step_count = :idx WHERE id = :episode_id")
+_BUMP_EPISODE_REWARD = text(
+    "UPDATE episode SET step_count = :idx, total_reward = COALESCE(total_reward, 0) + :reward WHERE id = :episode_id"
+)
+_Q_INSERT_STEP = (
+    "INSERT INTO step (episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_Q_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
+_Q_BUMP_REWARD = (
+    "UPDATE episode SET step_count = ?, total_reward = COALESCE(total_reward, 0) + ? WHERE id = ?"
+)
+_Q_END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
+_END_EPISODE = text(
+    "UPDATE episode SET ended_at = :t, end_reason = :reason, done = :done"
+    " WHERE id = :episode_id AND ended_at IS NULL"
+)
+
+
+def new_id() -> str:
+    """A fresh 32-hex-digit id for a run or an episode."""
+    return uuid.uuid4().hex
+
+
+class EpisodeStore:
+    """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL)."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = str(target)
+        self.engine = make_engine(target)
+        self.dialect = self.engine.dialect.name
+        self._lock = threading.Lock()
+        self._writer: Connection | None = None
+        self._pid = os.getpid()
+        self.write(ensure_schema, what=f"open store {self._display()}")
+        if self.dialect == "sqlite":
+            self._enable_wal()
+
+    def _display(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def _enable_wal(self) -> None:
+        """Switch a SQLite file to WAL (persistent); retried while other openers hold locks."""
+        for attempt in range(50):
+            try:
+                with guarded("enable WAL"), self.engine.connect() as conn:
+                    raw = conn.connection.driver_connection  # outside any transaction, as the pragma needs
+                    mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        mode = raw.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            except StoreBusyError:
+                mode = None
+            if str(mode).lower() == "wal":
+                return
+            time.sleep(min(0.01 * (attempt + 1), 0.2))
+        raise StoreBusyError(f"could not switch {self._display()} to WAL mode: the file stayed locked")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the writer connection and the pool."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+        self.engine.dispose()
+
+    def __enter__(self) -> EpisodeStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def write(self, fn: Callable[[Connection], T], *, what: str = "write") -> T:
+        """Run ``fn(conn)`` as one committed write transaction: the single write path."""
+        with self._lock:
+            return write_transaction(self._writer_connection(), fn, what=what)
+
+    def _writer_connection(self) -> Connection:
+        """The one writer connection (call with the lock held); reopened after a fork."""
+        if self._pid != os.getpid():  # forked: never share the parent's connection
+            self._writer, self._pid = None, os.getpid()
+            self.engine.dispose(close=False)
+        if self._writer is None:
+            with guarded(f"connect to {self._display()}"):
+                self._writer = self.engine.connect().execution_options(openenv_begin="IMMEDIATE")
+        return self._writer
+
+    # -- writes ------------------------------------------------------------------------------
+    def create_run(
+        self,
+        *,
+        env_name: str,
+        env_version: str | None = None,
+        base_url: str | None = None,
+        provider: str | None = None,
+        image: str | None = None,
+        action_schema_hash: str | None = None,
+        observation_schema_hash: str | None = None,
+        source: str = "programmatic",
+        label: str | None = None,
+        info: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        created_at: float | None = None,
+    ) -> str:
+        """Record where episodes run and who drives them; returns the run id."""
+        row = {
+            "id": run_id or new_id(),
+            "env_name": env_name,
+            "env_version": env_version,
+            "base_url": base_url,
+            "provider": provider,
+            "image": image,
+            "action_schema_hash": action_schema_hash,
+            "observation_schema_hash": observation_schema_hash,
+            "source": source,
+            "label": label,
+            "created_at": time.time() if created_at is None else created_at,
+            "hostname": socket.gethostname(),
+            "pid": os.getpid(),
+            "info": None if info is None else dumps(info),
+        }
+        self.write(lambda c: c.execute(insert(EnvRun.__table__), row), what="create run")
+        return row["id"]
+
+    def start_episode(
+        self,
+        run_id: str,
+        *,
+        reset_kwargs: dict[str, Any] | None = None,
+        observation: Any,
+        reward: float | None = None,
+        done: bool = False,
+        metadata: dict[str, Any] | None = None,
+        latency_ms: float | None = None,
+        state: Any = None,
+        episode_id: str | None = None,
+    ) -> str:
+        """Insert an episode and its reset observation (step 0); returns the episode id."""
+        kwargs = dict(reset_kwargs or {})
+        seed = kwargs.get("seed")
+        now = time.time()
+        eid = episode_id or new_id()
+        step0 = self._step_row(eid, 0, None, observation, reward, done, metadata, latency_ms, now, state)
+
+        def tx(conn: Connection) -> None:
+            run = conn.execute(
+                text("SELECT env_name, source, label FROM env_run WHERE id = :id"), {"id": run_id}
+            ).first()
+            if run is None:
+                raise EpisodeNotFoundError(f"no run {run_id!r}")
+            conn.execute(
+                insert(_EP),
+                {
+                    "id": eid,
+                    "run_id": run_id,
+                    "env_name": run.env_name,
+                    "source": run.source,
+                    "label": run.label,
+                    "reset_kwargs": dumps(kwargs),
+                    "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+                    "started_at": now,
+                    "ended_at": now if done else None,
+                    "end_reason": "done" if done else None,
+                    "step_count": 0,
+                    "total_reward": None,
+                    "done": done,
+                },
+            )
+            conn.execute(_INSERT_STEP, step0)
+
+        self.write(tx, what="start episode")
+        return eid
+
+    def append_step(
+        self,
+        episode_id: str,
+        index: int,
+        *,
+        action: Any,
+        observation: Any,
+        reward: float | None = None,
+        done: bool = False,
+        metadata: dict[str, Any] | None = None,
+        latency_ms: float | None = None,
+        state: Any = None,
+    ) -> None:
+        """Append step ``index`` (>= 1); committed on return. ``done`` ends the episode."""
+        now = time.time()
+        row = self._step_row(
+            episode_id, index, action, observation, reward, done, metadata, latency_ms, now, state
+        )
+        if self.dialect == "sqlite":
+            self._append_sqlite(row, done, now)
+            return
+        bump = {"idx": index, "reward": row["reward"], "episode_id": episode_id}
+
+        def tx(conn: Connection) -> None:
+            conn.execute(_INSERT_STEP, row)
+            conn.execute(_BUMP_EPISODE if row["reward"] is None else _BUMP_EPISODE_REWARD, bump)
+            if done:
+                conn.execute(
+                    _END_EPISODE, {"t": now, "reason": "done", "done": True, "episode_id": episode_id}
+                )
+
+        self.write(tx, what=f"record step {index} of episode {episode_id}")
+
+    def _append_sqlite(self, row: dict[str, Any], done: bool, now: float) -> None:
+        """``append_step`` on the writer's driver connection: same lock, same retry, ~4x cheaper."""
+        eid, reward = row["episode_id"], row["reward"]
+        bump = (_Q_BUMP, (row["idx"], eid)) if reward is None else (_Q_BUMP_REWARD, (row["idx"], reward, eid))
+        stmts = [(_Q_INSERT_STEP, tuple(row.values())), bump]
+        if done:
+            stmts.append((_Q_END, (now, "done", True, eid)))
+        what = f"record step {row['idx']} of episode {eid}"
+        with self._lock:
+            raw = self._writer_connection().connection.driver_connection
+            raw_sqlite_transaction(raw, stmts, what=what)
+
+    def finish_episode(self, episode_id: str, reason: str) -> None:
+        """Mark an episode ended (``reset``, ``closed``, ``error``...) unless it already is."""
+        params = {"t": time.time(), "reason": reason, "done": False, "episode_id": episode_id}
+        self.write(lambda c: c.execute(_END_EPISODE, params), what="finish episode")
+
+    def delete_episodes(self, episode_ids: Iterable[str]) -> int:
+        """Delete episodes with their steps and tags; returns how many episodes went."""
+        ids = list(episode_ids)
+
+        def tx(conn: Connection) -> int:
+            gone = 0
+            for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
+                conn.execute(delete(_STEP).where(_STEP.c.episode_id.in_(chunk)))
+                conn.execute(delete(EpisodeTag.__table__).where(EpisodeTag.__table__.c.episode_id.in_(chunk)))
+                gone += conn.execute(delete(_EP).where(_EP.c.id.in_(chunk))).rowcount
+            return gone
+
+        return self.write(tx, what="delete episodes")
+
+    def set_notes(self, episode_id: str, notes: str | None) -> None:
+        """Replace an episode's free-text notes."""
+
+        def tx(conn: Connection) -> None:
+            if conn.execute(update(_EP).where(_EP.c.id == episode_id).values(notes=notes)).rowcount == 0:
+                raise EpisodeNotFoundError(f"no episode {episode_id!r}")
+
+        self.write(tx, what="set notes")
+
+    def set_tags(self, episode_id: str, tags: Sequence[str]) -> None:
+        """Replace an episode's tags."""
+        table = EpisodeTag.__table__
+
+        def tx(conn: Connection) -> None:
+            if conn.execute(text("SELECT 1 FROM episode WHERE id = :id"), {"id": episode_id}).first() is None:
+                raise EpisodeNotFoundError(f"no episode {episode_id!r}")
+            conn.execute(delete(table).where(table.c.episode_id == episode_id))
+            rows = [{"episode_id": episode_id, "tag": t} for t in dict.fromkeys(tags)]
+            if rows:
+                conn.execute(insert(table), rows)
+
+        self.write(tx, what="set tags")
+
+    @staticmethod
+    def _step_row(
+        eid: str,
+        idx: int,
+        action: Any,
+        observation: Any,
+        reward: Any,
+        done: bool,
+        metadata: Any,
+        latency_ms: float | None,
+        t: float,
+        state: Any,
+    ) -> dict[str, Any]:
+        return {
+            "episode_id": eid,
+            "idx": idx,
+            "action": None if action is None else dumps(action),
+            "observation": dumps(observation),
+            "reward": None if reward is None else float(reward),
+            "done": bool(done),
+            "metadata": dumps(metadata) if metadata else None,
+            "latency_ms": latency_ms,
+            "t": t,
+            "state": None if state is None else dumps(state),
+        }
+
+    # -- reads (see queries.py) ------------------------------------------------------------------
+    def list_episodes(
+        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None
+    ) -> EpisodePage:
+        """One page of episodes, newest first (keyset pagination, no COUNT)."""
+        with guarded("list episodes"), self.engine.connect() as conn:
+            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor)
+
+    def count_episodes(self, filters: queries.EpisodeFilter | None = None) -> int:
+        """How many episodes match (a COUNT: use for totals, not for every page)."""
+        with guarded("count episodes"), self.engine.connect() as conn:
+            return queries.count_episodes(conn, filters or queries.EpisodeFilter())
+
+    def get_episode(self, episode_id: str) -> EpisodeRecord:
+        """The episode with its run, tags and reset kwargs; raises ``EpisodeNotFoundError``."""
+        with guarded("load episode"), self.engine.connect() as conn:
+            return queries.get_episode(conn, episode_id)
+
+    def load_steps(self, episode_id: str, *, start: int = 0, limit: int | None = None) -> list[StepRecord]:
+        """Steps ``start..start+limit`` of an episode, in order."""
+        with guarded("load steps"), self.engine.connect() as conn:
+            return queries.load_steps(conn, episode_id, start=start, limit=limit)
+
+    def iter_steps(self, episode_id: str, *, batch: int = 1000) -> Iterator[StepRecord]:
+        """Every step of an episode, fetched ``batch`` at a time (replay)."""
+        start = 0
+        while True:
+            page = self.load_steps(episode_id, start=start, limit=batch)
+            yield from page
+            if len(page) < batch:
+                return
+            start = page[-1].index + 1
+
+    def iter_episodes(
+        self, filters: queries.EpisodeFilter | None = None, *, batch: int = 200
+    ) -> Iterator[EpisodeRecord]:
+        """Every matching episode, newest first, page by page."""
+        cursor: str | None = None
+        while True:
+            page = self.list_episodes(filters, limit=batch, cursor=cursor)
+            yield from page.items
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor

@@ -1,0 +1,119 @@
+"""Streaming export to JSONL and import back (one episode per line, steps nested).
+
+    with open("episodes.jsonl", "w") as f:
+        export_jsonl(store, f, filters=EpisodeFilter(env="echo"), on_progress=print)
+    import_jsonl(other_store, "episodes.jsonl")
+
+Exports hold one episode in memory at a time; ``on_progress(done, total)`` is called after each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .episode_format import Conflict, episode_to_dict, insert_episode, validate
+from .errors import ExportFormatError
+from .queries import EpisodeFilter
+from .store import EpisodeStore
+
+__all__ = ["ImportResult", "export_jsonl", "import_jsonl", "iter_episode_dicts", "load_episode_dicts"]
+
+Progress = Callable[[int, int | None], None]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int
+    skipped: int
+
+
+def iter_episode_dicts(
+    store: EpisodeStore,
+    *,
+    filters: EpisodeFilter | None = None,
+    episode_ids: Iterable[str] | None = None,
+    on_progress: Progress | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Exchange dicts for the chosen episodes (ids, else the filter; newest first)."""
+    if episode_ids is not None:
+        ids = list(episode_ids)
+        total: int | None = len(ids)
+        source: Iterable[str] = ids
+    else:
+        total = store.count_episodes(filters)
+        source = (e.id for e in store.iter_episodes(filters))
+    for done, eid in enumerate(source, 1):
+        yield episode_to_dict(store.get_episode(eid), list(store.iter_steps(eid)))
+        if on_progress is not None:
+            on_progress(done, total)
+
+
+def export_jsonl(
+    store: EpisodeStore,
+    dest: str | Path | IO[str],
+    *,
+    filters: EpisodeFilter | None = None,
+    episode_ids: Iterable[str] | None = None,
+    on_progress: Progress | None = None,
+) -> int:
+    """Write one JSON object per line; returns how many episodes were written."""
+    if isinstance(dest, (str, Path)):
+        with open(dest, "w", encoding="utf-8") as f:
+            return export_jsonl(store, f, filters=filters, episode_ids=episode_ids, on_progress=on_progress)
+    n = 0
+    for obj in iter_episode_dicts(store, filters=filters, episode_ids=episode_ids, on_progress=on_progress):
+        dest.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        dest.write("\n")
+        n += 1
+    return n
+
+
+def _lines(src: IO[str]) -> Iterator[dict[str, Any]]:
+    for lineno, line in enumerate(src, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExportFormatError(f"line {lineno}: not JSON ({exc.msg})", line=lineno) from exc
+        yield validate(obj, f"line {lineno}")
+
+
+def load_episode_dicts(
+    store: EpisodeStore,
+    dicts: Iterable[dict[str, Any]],
+    *,
+    on_conflict: Conflict = "skip",
+    on_progress: Progress | None = None,
+    total: int | None = None,
+) -> ImportResult:
+    """Insert validated exchange dicts, one transaction per episode."""
+    imported = skipped = 0
+    for obj in dicts:
+        if store.write(
+            lambda c, o=obj: insert_episode(c, o, on_conflict), what=f"import episode {obj['id']}"
+        ):
+            imported += 1
+        else:
+            skipped += 1
+        if on_progress is not None:
+            on_progress(imported + skipped, total)
+    return ImportResult(imported=imported, skipped=skipped)
+
+
+def import_jsonl(
+    store: EpisodeStore,
+    src: str | Path | IO[str],
+    *,
+    on_conflict: Conflict = "skip",
+    on_progress: Progress | None = None,
+) -> ImportResult:
+    """Read episodes written by ``export_jsonl``; episodes before a bad line stay imported."""
+    if isinstance(src, (str, Path)):
+        with open(src, encoding="utf-8") as f:
+            return import_jsonl(store, f, on_conflict=on_conflict, on_progress=on_progress)
+    return load_episode_dicts(store, _lines(src), on_conflict=on_conflict, on_progress=on_progress)

@@ -1,0 +1,87 @@
+"""``openenv serve``: run an environment server with uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import click
+
+from openenv.cli.targets import TargetError, load_app
+
+__all__ = ["is_loopback", "serve"]
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command()
+@click.argument("target")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option("--token", envvar="OPENENV_TOKEN", default=None, help="Require this bearer token (OPENENV_TOKEN).")
+@click.option(
+    "--allow-remote-without-token",
+    is_flag=True,
+    help="Bind a non-loopback address without a token (only behind a loopback-only publish, e.g. Docker).",
+)
+@click.option("--max-sessions", type=click.IntRange(1), default=None, help="Session cap (OPENENV_MAX_SESSIONS).")
+@click.option("--step-timeout", type=float, default=None, help="Default step deadline in seconds.")
+@click.option("--no-web", is_flag=True, help="Do not serve the /web page.")
+@click.option("--log-level", default="warning", show_default=True)
+def serve(
+    target: str,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_remote_without_token: bool,
+    max_sessions: int | None,
+    step_timeout: float | None,
+    no_web: bool,
+    log_level: str,
+) -> None:
+    """Serve TARGET: a bundled env name (echo, repl), MODULE:APP, or an env directory."""
+    import uvicorn
+
+    from openenv.core.env_server.auth import TokenAuthMiddleware
+    from openenv.core.env_server.http_server import DEFAULT_MAX_MESSAGE_BYTES
+
+    if not is_loopback(host) and not token and not allow_remote_without_token:
+        raise click.UsageError(
+            f"Refusing to bind {host} without a token: environments run code. "
+            "Pass --token (or OPENENV_TOKEN), or bind 127.0.0.1."
+        )
+    if max_sessions:
+        os.environ["OPENENV_MAX_SESSIONS"] = str(max_sessions)
+    if step_timeout:
+        os.environ["OPENENV_STEP_TIMEOUT_S"] = str(step_timeout)
+    if no_web:
+        os.environ["OPENENV_WEB"] = "0"
+    try:
+        app = load_app(target)
+    except TargetError as exc:
+        raise click.ClickException(str(exc)) from None
+    if token:
+        app = TokenAuthMiddleware(app, token)
+    click.echo(f"openenv: serving {target} on http://{host}:{port}", err=True)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        ws_max_size=DEFAULT_MAX_MESSAGE_BYTES + 1024 * 1024,
+        ws_per_message_deflate=False,
+        ws_ping_interval=10.0,
+        ws_ping_timeout=10.0,
+        timeout_keep_alive=5,
+        lifespan="on",
+    )
+    uvicorn.Server(config).run()
+

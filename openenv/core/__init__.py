@@ -1,0 +1,56 @@
+"""OpenEnv core: environment types, the server and the clients."""
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import ClientState, EnvClient
+from openenv.core.env_server import (
+    Action,
+    Environment,
+    EnvironmentMetadata,
+    HTTPEnvServer,
+    Observation,
+    State,
+    create_app,
+)
+from openenv.core.errors import (
+    ActionValidationError,
+    CapacityError,
+    ClientStateError,
+    ConnectionLostError,
+    EnvBusyError,
+    EnvExecutionError,
+    FactoryError,
+    LifecycleError,
+    OpenEnvError,
+    ProtocolError,
+    SessionNotFoundError,
+    StepTimeoutError,
+)
+from openenv.core.generic_client import GenericEnvClient
+from openenv.core.sync_client import SyncEnvClient
+
+__all__ = [
+    "Action",
+    "ActionValidationError",
+    "CapacityError",
+    "ClientState",
+    "ClientStateError",
+    "ConnectionLostError",
+    "EnvBusyError",
+    "EnvClient",
+    "EnvExecutionError",
+    "Environment",
+    "EnvironmentMetadata",
+    "FactoryError",
+    "GenericEnvClient",
+    "HTTPEnvServer",
+    "LifecycleError",
+    "Observation",
+    "OpenEnvError",
+    "ProtocolError",
+    "SessionNotFoundError",
+    "State",
+    "StepResult",
+    "StepTimeoutError",
+    "SyncEnvClient",
+    "create_app",
+]

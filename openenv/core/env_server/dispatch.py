@@ -1,0 +1,253 @@
+"""reset/step/state on one session's environment — written once, shared by HTTP, WS and /web."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from typing import Any
+
+from openenv.core._deadline import with_deadline
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.serialization import (
+    ActionCodec,
+    observation_to_wire,
+    safe_error_text,
+    to_jsonable,
+)
+from openenv.core.env_server.sessions import Session
+from openenv.core.env_server.types import State
+from openenv.core.errors import (
+    ActionValidationError,
+    EnvBusyError,
+    EnvExecutionError,
+    LifecycleError,
+    OpenEnvError,
+    StepTimeoutError,
+)
+
+__all__ = ["Dispatcher", "parse_timeout", "reset_parameters"]
+
+log = logging.getLogger("openenv.server")
+
+
+@lru_cache(maxsize=128)
+def _signature_params(cls: type, method: str) -> tuple[frozenset[str], bool]:
+    """Names a method accepts, and whether it takes ``**kwargs``."""
+    fn = getattr(cls, method, None)
+    if fn is None:
+        return frozenset(), False
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return frozenset(), True
+    names = frozenset(p.name for p in sig.parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    return names - {"self"}, var_kw
+
+
+def reset_parameters(env_cls: type) -> list[inspect.Parameter]:
+    """The env's own reset keyword parameters (beyond seed/episode_id), for forms and docs."""
+    method = "reset_async" if _overrides_cls(env_cls, "reset_async") else "reset"
+    try:
+        sig = inspect.signature(getattr(env_cls, method))
+    except (TypeError, ValueError, AttributeError):
+        return []
+    skip = {"self", "seed", "episode_id"}
+    return [
+        p
+        for p in sig.parameters.values()
+        if p.name not in skip and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+
+
+def parse_timeout(value: Any) -> float | None:
+    """Validate a request's optional ``timeout_s`` (a positive number)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ActionValidationError(
+            "timeout_s must be a positive number",
+            errors=[{"type": "greater_than", "loc": ["timeout_s"], "msg": "Input should be greater than 0"}],
+        )
+    return float(value)
+
+
+def _overrides_cls(cls: type, name: str) -> bool:
+    impl = getattr(cls, name, None)
+    return impl is not None and impl is not getattr(Environment, name, None)
+
+
+def _has_own_state(env: Any) -> bool:
+    return _overrides_cls(type(env), "state") or "state" in getattr(env, "__dict__", {})
+
+
+class Dispatcher:
+    """Runs environment calls with deadlines, error translation and episode bookkeeping."""
+
+    def __init__(self, *, codec: ActionCodec, executor: ThreadPoolExecutor, default_timeout_s: float | None) -> None:
+        self.codec = codec
+        self.executor = executor
+        self.default_timeout_s = default_timeout_s
+
+    # -- public operations ----------------------------------------------------------------
+
+    async def reset(self, session: Session, data: dict[str, Any], *, timeout_s: float | None = None) -> dict[str, Any]:
+        """Start an episode; ``data`` holds seed/episode_id and env-specific kwargs."""
+        kwargs = self._reset_kwargs(session.env, data)
+        episode_id = kwargs.get("episode_id") or Environment.new_episode_id()
+        env = session.env
+        use_async = _overrides_cls(type(env), "reset_async")
+        call_kwargs = self._filter(type(env), "reset_async" if use_async else "reset", kwargs)
+        if use_async:
+            obs = await self._run(session, lambda: env.reset_async(**call_kwargs), None, timeout_s)
+        else:
+            obs = await self._run(session, None, lambda: env.reset(**call_kwargs), timeout_s)
+        session.episode_id, session.step_count = episode_id, 0
+        session.reset_done = True
+        payload = observation_to_wire(obs)
+        session.done = payload["done"]
+        self._sync_default_state(session)
+        return payload
+
+    async def step(
+        self,
+        session: Session,
+        action_data: Any,
+        *,
+        timeout_s: float | None = None,
+        require_reset: bool = True,
+    ) -> dict[str, Any]:
+        """Validate and apply one action."""
+        if require_reset and not session.reset_done:
+            raise LifecycleError("Step before reset: call reset first to start an episode")
+        action = self.codec.parse(action_data)
+        env = session.env
+        deadline = self._deadline(timeout_s)
+        use_async = _overrides_cls(type(env), "step_async")
+        names, var_kw = _signature_params(type(env), "step_async" if use_async else "step")
+        extra = {"timeout_s": deadline} if (var_kw or "timeout_s" in names) and deadline else {}
+        if use_async:
+            obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline)
+        else:
+            obs = await self._run(session, None, lambda: env.step(action, **extra), deadline)
+        session.step_count += 1
+        payload = observation_to_wire(obs)
+        session.done = payload["done"]
+        self._sync_default_state(session)
+        return payload
+
+    async def state(self, session: Session) -> dict[str, Any]:
+        """The session's state as a JSON object."""
+        env = session.env
+        if not _has_own_state(env):
+            return {"episode_id": session.episode_id, "step_count": session.step_count}
+        try:
+            value = env.state
+        except OpenEnvError:
+            raise
+        except Exception as exc:
+            log.exception("environment state failed")
+            raise EnvExecutionError(safe_error_text(exc)) from None
+        data = to_jsonable(value)
+        return data if isinstance(data, dict) else {"value": data}
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _deadline(self, timeout_s: float | None) -> float | None:
+        return timeout_s if timeout_s is not None else self.default_timeout_s
+
+    def _reset_kwargs(self, env: Any, data: Any) -> dict[str, Any]:
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ActionValidationError(
+                "Reset parameters must be a JSON object",
+                errors=[{"type": "dict_type", "loc": ["data"], "msg": "Input should be an object"}],
+            )
+        errors = []
+        seed = data.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            errors.append({"type": "int_type", "loc": ["seed"], "msg": "seed must be a non-negative integer"})
+        episode_id = data.get("episode_id")
+        if episode_id is not None and not isinstance(episode_id, str):
+            errors.append({"type": "string_type", "loc": ["episode_id"], "msg": "episode_id must be a string"})
+        if errors:
+            raise ActionValidationError("Invalid reset parameters", errors=errors)
+        return dict(data)
+
+    @staticmethod
+    def _filter(cls: type, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        names, var_kw = _signature_params(cls, method)
+        if var_kw:
+            return kwargs
+        return {k: v for k, v in kwargs.items() if k in names}
+
+    async def _run(
+        self,
+        session: Session,
+        make_coro: Callable[[], Awaitable[Any]] | None,
+        sync_call: Callable[[], Any] | None,
+        timeout_s: float | None,
+    ) -> Any:
+        """Run one env call under the session lock and a deadline, translating failures."""
+        timeout_s = self._deadline(timeout_s)
+        async with session.lock:
+            await self._drain_pending(session, timeout_s)
+            session.busy = True
+            try:
+                if make_coro is not None:
+                    return await with_deadline(make_coro(), timeout_s)
+                fut = asyncio.get_running_loop().run_in_executor(self.executor, sync_call)
+                try:
+                    return await with_deadline(asyncio.shield(fut), timeout_s)
+                except TimeoutError:
+                    session.pending = fut
+                    fut.add_done_callback(_consume_result)
+                    raise
+            except TimeoutError:
+                raise StepTimeoutError(
+                    f"The environment did not answer within {timeout_s:g} s", timeout_s=timeout_s
+                ) from None
+            except OpenEnvError:
+                raise
+            except Exception as exc:
+                log.exception("environment raised")
+                raise EnvExecutionError(safe_error_text(exc)) from None
+            finally:
+                session.busy = False
+                session.touch()
+
+    async def _drain_pending(self, session: Session, timeout_s: float | None) -> None:
+        pending = session.pending
+        if pending is None:
+            return
+        if not pending.done():
+            try:
+                await with_deadline(asyncio.shield(pending), min(timeout_s or 5.0, 5.0))
+            except TimeoutError:
+                raise EnvBusyError(
+                    "The environment is still running an earlier step that overran its deadline"
+                ) from None
+            except Exception:  # its outcome was already reported to the caller as a timeout
+                log.debug("late outcome of an overrun call", exc_info=True)
+        session.pending = None
+
+    @staticmethod
+    def _sync_default_state(session: Session) -> None:
+        state = session.env.__dict__.get("_openenv_default_state") if hasattr(session.env, "__dict__") else None
+        if state is None and isinstance(session.env, Environment) and not _has_own_state(session.env):
+            state = State()
+            session.env.__dict__["_openenv_default_state"] = state
+        if isinstance(state, State):
+            state.episode_id = session.episode_id
+            state.step_count = session.step_count
+
+
+def _consume_result(fut: Any) -> None:
+    """Retrieve a late result/exception so it is never reported as unhandled."""
+    if not fut.cancelled():
+        fut.exception()

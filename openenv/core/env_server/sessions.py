@@ -1,0 +1,176 @@
+"""Sessions: one environment instance each, counted against one cap, reaped when idle."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.serialization import safe_error_text
+from openenv.core.errors import CapacityError, FactoryError, SessionNotFoundError
+
+__all__ = ["Session", "SessionManager"]
+
+log = logging.getLogger("openenv.server")
+
+
+@dataclass(eq=False)
+class Session:
+    """One environment instance and its episode bookkeeping."""
+
+    id: str
+    kind: str
+    env: Any
+    created_at: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    episode_id: str | None = None
+    step_count: int = 0
+    reset_done: bool = False
+    done: bool = False
+    busy: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    pending: asyncio.Future | Future | None = None
+    owned: bool = True
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "session_id": self.id,
+            "kind": self.kind,
+            "created_at": self.created_at,
+            "idle_s": round(time.monotonic() - self.last_active, 3),
+            "episode_id": self.episode_id,
+            "step_count": self.step_count,
+            "done": self.done,
+            "busy": self.busy,
+        }
+
+
+class SessionManager:
+    """Creates, finds, closes and reaps sessions; builds environments via ``factory``."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        max_sessions: int,
+        idle_timeout_s: float | None,
+        executor: ThreadPoolExecutor,
+        shared_instance: bool = False,
+    ) -> None:
+        self.factory = factory
+        self.max_sessions = max_sessions
+        self.idle_timeout_s = idle_timeout_s
+        self.executor = executor
+        self.shared_instance = shared_instance
+        self._sessions: dict[str, Session] = {}
+        self._reserved = 0
+        self._reaper: asyncio.Task | None = None
+
+    @property
+    def active(self) -> int:
+        return len(self._sessions) + self._reserved
+
+    def list(self) -> list[dict[str, Any]]:
+        return [s.describe() for s in self._sessions.values()]
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(f"No such session: {session_id!r} (closed, reaped or never opened)")
+        session.touch()
+        return session
+
+    async def create(self, kind: str) -> Session:
+        """Open a session; raises CapacityError or FactoryError."""
+        if self.active >= self.max_sessions:
+            raise CapacityError(
+                f"Server at capacity: {self.active}/{self.max_sessions} sessions in use",
+                active_sessions=self.active,
+                max_sessions=self.max_sessions,
+            )
+        self._reserved += 1
+        try:
+            env = await self._build()
+        finally:
+            self._reserved -= 1
+        session = Session(id=uuid.uuid4().hex, kind=kind, env=env, owned=not self.shared_instance)
+        self._sessions[session.id] = session
+        return session
+
+    async def _build(self) -> Any:
+        try:
+            if inspect.iscoroutinefunction(self.factory):
+                return await self.factory()
+            return await asyncio.get_running_loop().run_in_executor(self.executor, self.factory)
+        except Exception as exc:  # the author's factory failed: report it, keep serving
+            log.exception("environment factory failed")
+            raise FactoryError(f"Could not create the environment: {safe_error_text(exc)}") from None
+
+    async def close(self, session_id: str) -> None:
+        """Close a session and its environment; unknown ids are ignored."""
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            await self.dispose(session.env, owned=session.owned, pending=session.pending)
+
+    async def dispose(self, env: Any, *, owned: bool = True, pending: Any = None) -> None:
+        """Close an environment built by the factory (not a shared instance)."""
+        if not owned:
+            return
+        try:
+            if Environment.overrides(env, "close_async"):
+                await asyncio.wait_for(env.close_async(), timeout=30)
+            elif hasattr(env, "close"):
+                if pending is not None and not pending.done():
+                    # A timed-out step still runs in a thread: close once it returns.
+                    pending.add_done_callback(lambda _f: self.executor.submit(env.close))
+                else:
+                    await asyncio.get_running_loop().run_in_executor(self.executor, env.close)
+        except Exception:
+            log.exception("environment close failed")
+
+    async def close_all(self) -> None:
+        for session_id in list(self._sessions):
+            await self.close(session_id)
+
+    # -- idle reaping ---------------------------------------------------------------------
+
+    def start_reaper(self) -> None:
+        if self.idle_timeout_s and self._reaper is None:
+            self._reaper = asyncio.get_running_loop().create_task(self._reap_loop())
+
+    async def stop_reaper(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            try:
+                await self._reaper
+            except asyncio.CancelledError:
+                pass
+            self._reaper = None
+
+    async def _reap_loop(self) -> None:
+        assert self.idle_timeout_s
+        interval = max(0.05, min(self.idle_timeout_s / 4, 5.0))
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> list[str]:
+        """Close sessions idle longer than the timeout (never one with a request in flight)."""
+        if not self.idle_timeout_s:
+            return []
+        cutoff = time.monotonic() - self.idle_timeout_s
+        stale = [s.id for s in self._sessions.values() if s.last_active < cutoff and not s.busy]
+        for session_id in stale:
+            log.info("reaping idle session %s", session_id)
+            await self.close(session_id)
+        return stale

@@ -1,0 +1,184 @@
+"""``/ws``: one connection is one session. Parse each frame once, dispatch on its type,
+answer errors with coded replies, and keep the session open after a bad frame.
+
+Additive to the published protocol: a ``request_id`` (any top-level message key) is echoed
+back, a top-level ``timeout_s`` sets the step deadline, and the handshake advertises both
+with the ``x-openenv-features`` response header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from fastapi import APIRouter, WebSocket
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+from openenv.core.env_server.dispatch import parse_timeout
+from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.serialization import dumps, loads
+from openenv.core.env_server.sessions import Session
+from openenv.core.errors import (
+    CapacityError,
+    FactoryError,
+    OpenEnvError,
+    ProtocolError,
+)
+
+__all__ = ["FEATURES", "build_ws_router"]
+
+log = logging.getLogger("openenv.server")
+
+FEATURES = "request-id,timeout"
+_FATAL = (CapacityError, FactoryError)
+
+
+def _error_frame(err: OpenEnvError, request_id: Any = None) -> bytes:
+    frame: dict[str, Any] = {"type": "error", "data": err.to_wire()}
+    if request_id is not None:
+        frame["request_id"] = request_id
+    return dumps(frame)
+
+
+class _Connection:
+    """One WebSocket and its session, with one outstanding receive so a vanished peer
+    is noticed even while a step runs."""
+
+    def __init__(self, server: HTTPEnvServer, ws: WebSocket) -> None:
+        self.server = server
+        self.ws = ws
+        self.session: Session | None = None
+        self._recv: asyncio.Task | None = None
+
+    async def send(self, frame: bytes) -> None:
+        await self.ws.send_text(frame.decode())
+
+    def _arm(self) -> asyncio.Task:
+        if self._recv is None:
+            self._recv = asyncio.ensure_future(self.ws.receive())
+        return self._recv
+
+    async def next_message(self) -> dict[str, Any]:
+        task = self._arm()
+        try:
+            return await task
+        finally:
+            self._recv = None
+
+    async def run_watching_peer(self, coro: Any) -> tuple[bool, Any]:
+        """Run ``coro``; if the peer disconnects first, cancel it. Returns (peer_alive, result)."""
+        work = asyncio.ensure_future(coro)
+        recv = self._arm()
+        done, _ = await asyncio.wait({work, recv}, return_when=asyncio.FIRST_COMPLETED)
+        if work in done:
+            return True, work.result()
+        if recv.result().get("type") == "websocket.disconnect":
+            work.cancel()
+            try:
+                await work
+            except (asyncio.CancelledError, Exception):
+                log.debug("step cancelled after peer left", exc_info=True)
+            return False, None
+        return True, await work  # a pipelined frame: keep it for the next loop turn
+
+    async def handle(self, message: dict[str, Any]) -> bool:
+        """Handle one frame; False ends the connection."""
+        request_id = None
+        try:
+            frame = self._parse(message)
+            request_id = frame.get("request_id")
+            kind = frame.get("type")
+            if kind == "close":
+                return False
+            session = await self._session()
+            if kind == "step":
+                timeout_s = parse_timeout(frame.get("timeout_s"))
+                alive, payload = await self.run_watching_peer(
+                    self.server.dispatcher.step(session, frame.get("data"), timeout_s=timeout_s)
+                )
+                if not alive:
+                    return False
+                reply = {"type": "observation", "data": payload}
+            elif kind == "reset":
+                data = frame.get("data") or {}
+                alive, payload = await self.run_watching_peer(
+                    self.server.dispatcher.reset(session, data, timeout_s=parse_timeout(frame.get("timeout_s")))
+                )
+                if not alive:
+                    return False
+                reply = {"type": "observation", "data": payload}
+            elif kind == "state":
+                reply = {"type": "state", "data": await self.server.dispatcher.state(session)}
+            else:
+                raise ProtocolError(f"Unknown message type: {kind!r}", code="UNKNOWN_TYPE")
+        except _FATAL as err:
+            await self.send(_error_frame(err, request_id))
+            return False
+        except OpenEnvError as err:
+            await self.send(_error_frame(err, request_id))
+            return True
+        if request_id is not None:
+            reply["request_id"] = request_id
+        await self.send(dumps(reply))
+        return True
+
+    def _parse(self, message: dict[str, Any]) -> dict[str, Any]:
+        text = message.get("text")
+        if text is None:
+            raise ProtocolError("Binary frames are not supported; send JSON text", code="UNSUPPORTED_FRAME")
+        if len(text) > self.server.max_message_bytes:
+            raise ProtocolError(
+                f"Message over {self.server.max_message_bytes} bytes", code="MESSAGE_TOO_LARGE"
+            )
+        frame = loads(text)
+        if not isinstance(frame, dict):
+            raise ProtocolError("A message must be a JSON object with a 'type'", code="INVALID_JSON")
+        return frame
+
+    async def _session(self) -> Session:
+        if self.session is None:
+            self.session = await self.server.sessions.create("ws")
+        else:
+            self.session.touch()
+        return self.session
+
+    async def close(self) -> None:
+        if self._recv is not None:
+            self._recv.cancel()
+        if self.session is not None:
+            await self.server.sessions.close(self.session.id)
+            self.session = None
+        if self.ws.application_state == WebSocketState.CONNECTED:
+            try:
+                await self.ws.close()
+            except RuntimeError:
+                log.debug("socket already closed", exc_info=True)
+
+
+def build_ws_router(server: HTTPEnvServer) -> APIRouter:
+    router = APIRouter()
+
+    @router.websocket("/ws")
+    async def ws_endpoint(ws: WebSocket) -> None:
+        await ws.accept(headers=[(b"x-openenv-features", FEATURES.encode())])
+        conn = _Connection(server, ws)
+        try:
+            # Open the session eagerly so capacity errors are reported at connect time.
+            try:
+                await conn._session()
+            except _FATAL as err:
+                await conn.send(_error_frame(err))
+                return
+            while True:
+                message = await conn.next_message()
+                if message.get("type") == "websocket.disconnect":
+                    return
+                if not await conn.handle(message):
+                    return
+        except WebSocketDisconnect:
+            return
+        finally:
+            await conn.close()
+
+    return router

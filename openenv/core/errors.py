@@ -1,0 +1,137 @@
+"""One exception tree for servers, clients and providers.
+
+    OpenEnvError (RuntimeError)            code, message, details
+     ├── ProtocolError                     INVALID_JSON, UNKNOWN_TYPE, MESSAGE_TOO_LARGE, UNSUPPORTED_FRAME
+     ├── ActionValidationError             VALIDATION_ERROR (errors: pydantic error list)
+     ├── EnvExecutionError                 EXECUTION_ERROR (the environment raised)
+     ├── StepTimeoutError                  TIMEOUT (a step overran its deadline)
+     ├── EnvBusyError                      ENV_BUSY (an overrun step is still running)
+     ├── LifecycleError                    STEP_BEFORE_RESET
+     ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
+     ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
+     ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
+     ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
+     └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
+
+Every error subclasses ``RuntimeError`` so code written for the published client, which
+raises ``RuntimeError("Server error: ...")``, still catches ours. ``str(err)`` keeps that
+published wording for errors that came from a server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ActionValidationError",
+    "CapacityError",
+    "ClientStateError",
+    "ConnectionLostError",
+    "EnvBusyError",
+    "EnvExecutionError",
+    "FactoryError",
+    "LifecycleError",
+    "OpenEnvError",
+    "ProtocolError",
+    "SessionNotFoundError",
+    "StepTimeoutError",
+    "error_from_wire",
+]
+
+
+class OpenEnvError(RuntimeError):
+    """Base of every OpenEnv error; ``code`` is the wire error code."""
+
+    code: str = "ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details
+        super().__init__(message)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``data`` object of a WebSocket ``error`` reply (also the HTTP error body)."""
+        return {"message": self.message, "code": self.code, **self.details}
+
+    def __getattr__(self, name: str) -> Any:
+        details = self.__dict__.get("details") or {}
+        if name in details:
+            return details[name]
+        raise AttributeError(name)
+
+
+class ProtocolError(OpenEnvError):
+    code = "INVALID_JSON"
+
+
+class ActionValidationError(OpenEnvError):
+    code = "VALIDATION_ERROR"
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self.details.get("errors", []))
+
+
+class EnvExecutionError(OpenEnvError):
+    code = "EXECUTION_ERROR"
+
+
+class StepTimeoutError(OpenEnvError, TimeoutError):
+    code = "TIMEOUT"
+
+
+class EnvBusyError(OpenEnvError):
+    code = "ENV_BUSY"
+
+
+class LifecycleError(OpenEnvError):
+    code = "STEP_BEFORE_RESET"
+
+
+class CapacityError(OpenEnvError):
+    code = "CAPACITY_REACHED"
+
+
+class FactoryError(OpenEnvError):
+    code = "FACTORY_ERROR"
+
+
+class SessionNotFoundError(OpenEnvError):
+    code = "SESSION_ERROR"
+
+
+class ClientStateError(OpenEnvError):
+    code = "CLIENT_STATE"
+
+
+class ConnectionLostError(OpenEnvError, ConnectionError):
+    code = "CONNECTION_LOST"
+
+
+_BY_CODE: dict[str, type[OpenEnvError]] = {
+    "INVALID_JSON": ProtocolError,
+    "UNKNOWN_TYPE": ProtocolError,
+    "MESSAGE_TOO_LARGE": ProtocolError,
+    "UNSUPPORTED_FRAME": ProtocolError,
+    "VALIDATION_ERROR": ActionValidationError,
+    "EXECUTION_ERROR": EnvExecutionError,
+    "TIMEOUT": StepTimeoutError,
+    "ENV_BUSY": EnvBusyError,
+    "STEP_BEFORE_RESET": LifecycleError,
+    "CAPACITY_REACHED": CapacityError,
+    "FACTORY_ERROR": FactoryError,
+    "SESSION_ERROR": SessionNotFoundError,
+}
+
+
+def error_from_wire(data: dict[str, Any]) -> OpenEnvError:
+    """Build the typed error for a server's ``error`` reply."""
+    data = dict(data) if isinstance(data, dict) else {"message": str(data)}
+    message = str(data.pop("message", "unknown server error"))
+    code = str(data.pop("code", "ERROR"))
+    cls = _BY_CODE.get(code, OpenEnvError)
+    err = cls(message, code=code, **data)
+    err.args = (f"Server error: {message} (code: {code})",)
+    return err

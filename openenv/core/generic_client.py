@@ -1,0 +1,32 @@
+"""``GenericEnvClient``: drive any environment with plain dict actions, no subclass needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.env_server.serialization import to_jsonable
+
+__all__ = ["GenericEnvClient"]
+
+
+class GenericEnvClient(EnvClient[dict, dict, dict]):
+    """Actions are dicts (or models/dataclasses); observations and state come back as dicts."""
+
+    def _step_payload(self, action: Any) -> dict[str, Any]:
+        data = to_jsonable(action)
+        if not isinstance(data, dict):
+            raise TypeError("GenericEnvClient actions must be JSON objects (dicts)")
+        return data
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict]:
+        return StepResult(
+            observation=payload.get("observation") or {},
+            reward=payload.get("reward"),
+            done=bool(payload.get("done", False)),
+            metadata=payload.get("metadata") or {},
+        )
+
+    def _parse_state(self, payload: dict[str, Any]) -> dict:
+        return payload

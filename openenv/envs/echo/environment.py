@@ -1,0 +1,54 @@
+"""The echo environment: returns each message with a reward of 0.1 per character."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+from openenv.envs.echo.models import EchoAction, EchoObservation, EchoState
+
+__all__ = ["EchoEnvironment"]
+
+REWARD_PER_CHAR = 0.1
+
+
+class EchoEnvironment(Environment):
+    """Echoes messages back; reward is 0.1 x the message length. Never ends by itself."""
+
+    SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._state = EchoState()
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EchoObservation:
+        self._state = EchoState(episode_id=episode_id or self.new_episode_id(), step_count=0)
+        return EchoObservation(echoed_message="Echo environment ready!", message_length=0, reward=0.0)
+
+    def step(self, action: EchoAction, timeout_s: float | None = None, **kwargs: Any) -> EchoObservation:
+        self._state.step_count += 1
+        self._state.last_message = action.message
+        length = len(action.message)
+        return EchoObservation(
+            echoed_message=action.message,
+            message_length=length,
+            reward=round(length * REWARD_PER_CHAR, 10),
+            metadata={"step": self._state.step_count},
+        )
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EchoObservation:
+        return self.reset(seed=seed, episode_id=episode_id)
+
+    async def step_async(self, action: EchoAction, timeout_s: float | None = None, **kwargs: Any) -> EchoObservation:
+        return self.step(action)  # pure computation: safe to run on the event loop
+
+    @property
+    def state(self) -> EchoState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="echo",
+            description="Echoes each message back; reward is 0.1 x its length.",
+            version="1.0",
+        )

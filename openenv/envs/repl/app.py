@@ -1,0 +1,24 @@
+"""ASGI app for the REPL environment: ``openenv serve repl`` or ``uvicorn openenv.envs.repl.app:app``.
+
+Each session gets its own :class:`REPLEnvironment` (and worker process); limits and the
+``llm_query`` endpoint come from ``OPENENV_REPL_*`` variables, read once here.
+"""
+
+from __future__ import annotations
+
+from openenv.core.env_server.http_server import create_app
+from openenv.envs.repl.config import Limits
+from openenv.envs.repl.environment import REPLEnvironment
+from openenv.envs.repl.llm import LLMConfig
+from openenv.envs.repl.models import REPLAction, REPLObservation
+
+LIMITS = Limits.from_env()
+LLM = LLMConfig.from_env()
+
+
+def make_env() -> REPLEnvironment:
+    """One session's environment, sharing the server-wide settings."""
+    return REPLEnvironment(limits=LIMITS, llm=LLM)
+
+
+app = create_app(make_env, REPLAction, REPLObservation, env_name="repl")

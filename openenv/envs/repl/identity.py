@@ -1,0 +1,119 @@
+"""Who a worker runs as, where it works, and how all of its processes are killed.
+
+As root, every live session gets its own uid from a machine-wide pool (an
+``flock`` per uid, so several servers on one host never share one). A unique
+uid is what makes the boundaries real: ``RLIMIT_NPROC`` counts that session
+only, its files (mode 0700) and ``/proc`` entries are closed to other sessions,
+it cannot signal or ptrace them, and ``kill(-1)`` issued as that uid reaches
+every process it ever started, including ones that left the process group.
+Without root, workers run as the server's own user (see docs/repl-security.md).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+UID_BASE = int(os.environ.get("OPENENV_REPL_UID_BASE", "420000"))
+UID_COUNT = int(os.environ.get("OPENENV_REPL_UID_COUNT", "4096"))
+KILL = shutil.which("kill", path="/bin:/usr/bin") or "/bin/kill"
+
+
+def is_root() -> bool:
+    """Whether this process can give workers their own uid."""
+    return os.geteuid() == 0
+
+
+def _lock_dir() -> str:
+    path = "/run/openenv-repl" if os.path.isdir("/run") and is_root() else None
+    if path is None:
+        path = os.path.join(tempfile.gettempdir(), f"openenv-repl-{os.geteuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if info.st_uid != os.geteuid() or not os.path.isdir(path) or os.path.islink(path):
+        raise PermissionError(f"refusing lock directory {path}: not owned by this user")
+    return path
+
+
+@dataclass
+class Identity:
+    """The uid/gid a worker drops to (``None`` when not root) and the lock that reserves it."""
+
+    uid: int | None
+    gid: int | None
+    _lock_fd: int | None = field(default=None, repr=False)
+
+    def release(self) -> None:
+        """Give the uid back to the pool."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def acquire_identity() -> Identity:
+    """Reserve a fresh uid for one worker (root), or reuse ours (non-root)."""
+    if not is_root():
+        return Identity(None, None)
+    lock_dir = _lock_dir()
+    start = random.randrange(UID_COUNT)
+    for i in range(UID_COUNT):
+        uid = UID_BASE + (start + i) % UID_COUNT
+        fd = os.open(os.path.join(lock_dir, f"{uid}.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        kill_uid(uid)  # leftovers of a crashed server that held this uid
+        return Identity(uid, uid, fd)
+    raise RuntimeError("no free worker uid left in the pool")
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` in one atomic ``kill(-1)`` issued as that uid."""
+    subprocess.run(
+        [KILL, "-s", "KILL", "--", "-1"],
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=10,
+        check=False,
+    )
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the worker's process group (it leads a new session)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Workdirs:
+    """A private parent directory holding one 0700 working directory per session."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="openenv-repl-")
+        os.chmod(self.root, 0o711)
+
+    def create(self, ident: Identity) -> str:
+        """Make a fresh working directory owned by the worker's uid."""
+        path = tempfile.mkdtemp(dir=self.root, prefix="s-")
+        if ident.uid is not None:
+            os.chown(path, ident.uid, ident.gid)
+        os.chmod(path, 0o700)
+        return path
+
+    def remove(self, path: str) -> None:
+        """Delete a session directory and everything in it."""
+        shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,161 @@
+"""Build an environment's image from ``docker/Dockerfile``, cached by a content hash.
+
+    tag = build_env_image("echo", base_image="openenv-base:bookworm", offline=True)
+
+The build context is staged in a temporary directory: the Dockerfile, ``wheels/`` (this project's
+wheel, plus every dependency when ``offline``) and ``env/`` (a user's env directory, or empty).
+The image carries the hash of that context in a label; a rebuild with the same hash is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+import docker.errors
+
+from .runtime.docker_engine import engine_client, translate_docker_errors
+from .wheelhouse import ImageBuildError, build_project_wheel, download_dependencies, project_root
+
+__all__ = ["DEFAULT_BASE_IMAGE", "ImageBuildError", "build_env_image", "dockerfile_path"]
+
+DEFAULT_BASE_IMAGE = "python:3.11-slim"
+HASH_LABEL = "io.openenv.build-hash"
+_IGNORED = {"__pycache__", ".venv", ".git", ".pytest_cache", ".ruff_cache"}
+
+
+def dockerfile_path() -> Path:
+    """The env Dockerfile: ``docker/Dockerfile`` of a checkout, or the copy shipped in the package."""
+    for candidate in (
+        Path(__file__).resolve().parents[3] / "docker" / "Dockerfile",
+        Path(__file__).with_name("docker") / "Dockerfile",
+    ):
+        if candidate.is_file():
+            return candidate
+    raise ImageBuildError("the env Dockerfile is missing from this installation")
+
+
+def _env_source(env: str) -> tuple[str, Path | None]:
+    """(image name part, user env directory or None for a bundled env)."""
+    path = Path(env)
+    if path.is_dir():
+        return path.resolve().name.lower().replace("_", "-"), path.resolve()
+    if not env.isidentifier() or importlib.util.find_spec(f"openenv.envs.{env}") is None:
+        raise ImageBuildError(f"{env!r} is neither a bundled env nor an env directory")
+    return env, None
+
+
+def _context_hash(ctx: Path, buildargs: dict[str, str], base_id: str) -> str:
+    digest = hashlib.sha256(json.dumps([buildargs, base_id], sort_keys=True).encode())
+    for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(ctx)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _stage(ctx: Path, env_dir: Path | None, offline: bool, cache_dir: Path) -> dict[str, str]:
+    """Fill the build context; return the build args it needs."""
+    shutil.copy2(dockerfile_path(), ctx / "Dockerfile")
+    wheels = ctx / "wheels"
+    wheels.mkdir()
+    (wheels / ".keep").touch()
+    args: dict[str, str] = {}
+    if project_root() is not None:
+        wheel = build_project_wheel(wheels)
+        if offline:
+            download_dependencies(wheels, wheel, cache_dir=cache_dir)
+            args["PIP_ARGS"] = "--no-index"
+    elif offline:
+        raise ImageBuildError("an offline build needs the openenv-studio source tree")
+    else:
+        args["OPENENV_PACKAGE"] = f"openenv-studio=={metadata.version('openenv-studio')}"
+    if env_dir is None:
+        (ctx / "env").mkdir()
+        (ctx / "env" / ".keep").touch()
+    else:
+        shutil.copytree(env_dir, ctx / "env", ignore=lambda _d, names: [n for n in names if n in _IGNORED])
+    return args
+
+
+def build_env_image(
+    env: str,
+    *,
+    tag: str | None = None,
+    base_image: str | None = None,
+    offline: bool = False,
+    docker_host: str | None = None,
+    cache_dir: str | Path | None = None,
+    force: bool = False,
+    on_log: Callable[[str], None] | None = None,
+) -> str:
+    """Build the image for ``env`` (bundled name or env directory); return its tag.
+
+    Args:
+        tag: image tag (default ``openenv-<env>:latest``).
+        base_image: ``BASE_IMAGE`` build arg (default ``python:3.11-slim``).
+        offline: install everything from a host-built wheelhouse (``pip --no-index``).
+        force: rebuild even if an image with the same content hash exists.
+        on_log: called with each line of build output.
+
+    Raises:
+        ImageBuildError: the env is unknown or the build failed (with the build log tail).
+        EngineUnavailableError: Docker is not reachable.
+    """
+    name, env_dir = _env_source(env)
+    tag = tag or f"openenv-{name}:latest"
+    base_image = base_image or DEFAULT_BASE_IMAGE
+    client = engine_client(docker_host, timeout=600)
+    cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "openenv" / "wheelhouse"
+    with translate_docker_errors("looking up the base image"):
+        try:
+            base_id = client.images.get(base_image).id
+        except docker.errors.ImageNotFound:
+            base_id = base_image
+    with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
+        ctx = Path(tmp)
+        buildargs = {"BASE_IMAGE": base_image, "OPENENV_ENV": "/app/env" if env_dir else name}
+        buildargs.update(_stage(ctx, env_dir, offline, cache))
+        content_hash = _context_hash(ctx, buildargs, base_id)
+        if not force and _has_image(client, tag, content_hash):
+            return tag
+        _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log)
+    return tag
+
+
+def _has_image(client: docker.DockerClient, tag: str, content_hash: str) -> bool:
+    with translate_docker_errors("looking up the env image"):
+        try:
+            image = client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            return False
+    return (image.labels or {}).get(HASH_LABEL) == content_hash
+
+
+def _run_build(
+    client: docker.DockerClient,
+    ctx: Path,
+    tag: str,
+    buildargs: dict[str, str],
+    labels: dict[str, str],
+    on_log: Callable[[str], None] | None,
+) -> None:
+    lines: list[str] = []
+    with translate_docker_errors(f"building {tag}"):
+        stream = client.api.build(
+            path=str(ctx), tag=tag, buildargs=buildargs, labels=labels, rm=True, forcerm=True, decode=True
+        )
+        for chunk in stream:
+            text = chunk.get("stream") or chunk.get("status") or ""
+            for line in text.splitlines():
+                lines.append(line)
+                if on_log is not None:
+                    on_log(line)
+            if "error" in chunk:
+                raise ImageBuildError(
+                    f"building {tag} failed: {chunk['error'].strip()}", log_tail="\n".join(lines[-40:])
+                )

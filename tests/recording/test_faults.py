@@ -1,0 +1,175 @@
+"""Faults: corrupt or newer files, foreign tables, migrations, disk full, killed writers, many writers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+
+from openenv.recording import (
+    EpisodeStore,
+    RecordingError,
+    SchemaVersionError,
+    StoreCorruptError,
+    StoreFullError,
+)
+from openenv.recording.schema import ensure_schema, read_version
+from tests._require import require
+
+from .conftest import fill
+
+WRITER = Path(__file__).with_name("writer_proc.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _popen(*args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_corrupt_file_is_refused_untouched(db_path: Path) -> None:
+    db_path.write_bytes(b"this is not sqlite at all\n" * 400)
+    before = _digest(db_path)
+    with pytest.raises(StoreCorruptError, match="not a usable SQLite database"):
+        EpisodeStore(db_path)
+    assert _digest(db_path) == before
+
+
+def test_newer_schema_is_refused_untouched(db_path: Path) -> None:
+    with EpisodeStore(db_path) as s:
+        fill(s)
+    con = sqlite3.connect(db_path)
+    con.execute("UPDATE recording_meta SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    before = _digest(db_path)
+    with pytest.raises(SchemaVersionError) as info:
+        EpisodeStore(db_path)
+    assert info.value.code == "SCHEMA_TOO_NEW" and info.value.found == 99
+    assert _digest(db_path) == before
+
+
+def test_our_tables_without_version_are_refused(db_path: Path) -> None:
+    con = sqlite3.connect(db_path)
+    con.execute("CREATE TABLE episode (id TEXT)")
+    con.close()
+    with pytest.raises(StoreCorruptError, match="no schema version"):
+        EpisodeStore(db_path)
+
+
+def test_foreign_tables_are_left_alone(db_path: Path) -> None:
+    con = sqlite3.connect(db_path)
+    con.execute("CREATE TABLE notes (x TEXT)")
+    con.execute("INSERT INTO notes VALUES ('keep')")
+    con.commit()
+    con.close()
+    with EpisodeStore(db_path) as s:
+        fill(s)
+    assert sqlite3.connect(db_path).execute("SELECT x FROM notes").fetchall() == [("keep",)]
+
+
+def test_migration_runs_in_order_and_bumps_version(store: EpisodeStore) -> None:
+    (eid,) = fill(store)
+
+    def add_rating(conn) -> None:  # noqa: ANN001
+        conn.exec_driver_sql("ALTER TABLE episode ADD COLUMN rating INTEGER")
+
+    assert store.write(lambda c: ensure_schema(c, target=2, migrations={1: add_rating})) == 2
+    assert store.write(read_version) == 2
+    assert "rating" in {c["name"] for c in inspect(store.engine).get_columns("episode")}
+    assert store.get_episode(eid).step_count == 3
+    with pytest.raises(SchemaVersionError, match="no migration"):
+        store.write(lambda c: ensure_schema(c, target=3, migrations={}))
+    assert store.write(read_version) == 2  # the failed migration rolled back
+
+
+def test_disk_full_is_a_clear_error_and_keeps_earlier_steps(tmp_path: Path) -> None:
+    require(os.geteuid() == 0, "root, to mount a tiny tmpfs")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mnt)], check=True)
+    try:
+        store = EpisodeStore(mnt / "full.db")
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={"o": ""})
+        written = 0
+        with pytest.raises(StoreFullError) as info:
+            for i in range(1, 2000):
+                store.append_step(
+                    eid, i, action={"m": i}, observation={"o": uuid.uuid4().hex * 64}, reward=1.0
+                )
+                written = i
+        assert info.value.code == "STORE_FULL" and "disk full" in str(info.value)
+        assert written > 5
+        steps = store.load_steps(eid)
+        assert [s.index for s in steps] == list(range(written + 1))
+        assert store.get_episode(eid).step_count == written
+        store.close()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def test_killed_writer_leaves_unfinished_episode_with_steps(db_path: Path) -> None:
+    proc = _popen(str(db_path), "1", "50", "--hang-after", "17")
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
+        eid = line.split()[1]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    with EpisodeStore(db_path) as s:
+        ep = s.get_episode(eid)
+        assert not ep.finished and ep.end_reason is None and ep.step_count == 17
+        assert [x.index for x in s.load_steps(eid)] == list(range(18))
+        s.append_step(eid, 18, action={}, observation={}, done=True)  # still writable after the crash
+        assert s.get_episode(eid).finished
+
+
+def test_many_writer_processes_lose_nothing(db_path: Path) -> None:
+    procs = [_popen(str(db_path), "4", "250") for _ in range(32)]
+    failures = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        if p.returncode != 0:
+            failures.append((p.returncode, err[-500:]))
+    assert failures == []
+    con = sqlite3.connect(db_path)
+    assert con.execute("SELECT COUNT(*) FROM env_run").fetchone() == (32,)
+    assert con.execute("SELECT COUNT(*), SUM(step_count), SUM(done) FROM episode").fetchone() == (
+        128,
+        32_000,
+        128,
+    )
+    assert con.execute("SELECT COUNT(*) FROM step WHERE idx > 0").fetchone() == (32_000,)
+    assert con.execute("SELECT COUNT(*) FROM step").fetchone() == (32_000 + 128,)
+    assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_unopenable_path_is_a_recording_error(tmp_path: Path) -> None:
+    with pytest.raises(RecordingError):
+        EpisodeStore(tmp_path / "missing-dir" / "x.db")

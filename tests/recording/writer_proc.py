@@ -1,0 +1,46 @@
+"""A recording process used by the concurrency and crash tests (run as a script).
+
+    python writer_proc.py DB EPISODES STEPS [--hang-after N]
+
+Records EPISODES episodes of STEPS steps each; with --hang-after it prints "ready" after N steps
+of the first episode and sleeps (bounded) so the parent can kill it mid-episode.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from openenv.recording import EpisodeStore, RecordingError
+
+
+def main(argv: list[str]) -> int:
+    db, episodes, steps = argv[0], int(argv[1]), int(argv[2])
+    hang_after = int(argv[4]) if len(argv) > 4 and argv[3] == "--hang-after" else None
+    try:
+        store = EpisodeStore(db)
+        run = store.create_run(env_name="echo", label=f"writer-{time.monotonic_ns()}")
+        for e in range(episodes):
+            eid = store.start_episode(run, reset_kwargs={"seed": e}, observation={"echoed_message": ""})
+            for i in range(1, steps + 1):
+                store.append_step(
+                    eid,
+                    i,
+                    action={"message": str(i)},
+                    observation={"echoed_message": str(i)},
+                    reward=1.0,
+                    done=i == steps,
+                )
+                if hang_after is not None and i == hang_after:
+                    print("ready", eid, flush=True)
+                    time.sleep(120)
+                    return 3
+        store.close()
+    except RecordingError as exc:
+        print(f"{exc.code}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

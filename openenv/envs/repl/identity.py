@@ -78,7 +78,7 @@ def acquire_identity() -> Identity:
 def kill_uid(uid: int) -> None:
     """SIGKILL every process of ``uid`` in one atomic ``kill(-1)`` issued as that uid."""
     subprocess.run(
-        [KILL, "-s", "KILL", "--", "-1"],
+        [KILL, "-9", "-1"],
         user=uid,
         group=uid,
         extra_groups=[],

@@ -240,7 +240,7 @@ class Worker:
     def _short(self, value) -> str:
         try:
             if isinstance(value, (str, bytes)) and len(value) > self.cap_repr:
-                text = repr(value[: self.cap_repr]) + f"... [{len(value)} chars]"
+                return repr(value[: self.cap_repr]) + f"... [{len(value)} chars]"
             elif isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > 50:
                 text = self.repr.repr(value) + f" [len {len(value)}]"
             else:

@@ -1,0 +1,97 @@
+"""No path from a cell to the server or to another session: objects, /proc, signals, ptrace, files."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from openenv.envs.repl.identity import is_root
+from tests._require import require
+from tests.envs.repl.conftest import run
+
+SECRET = "s3cret-of-session-a"
+
+
+def _pid(env) -> int:
+    return int(run(env, "import os\nos.getpid()").result.stdout)
+
+
+def _gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):  # dead; only waiting for an init that may never reap it
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_namespace_lives_outside_the_server(make_env) -> None:
+    env = make_env()
+    assert _pid(env) != os.getpid()
+
+
+def test_object_walks_through_helpers_find_nothing_of_the_server(make_env, monkeypatch) -> None:
+    monkeypatch.setenv("OPENENV_TEST_SERVER_SECRET", "hunter2-server-secret")
+    a = make_env()
+    run(a, f"secret = {SECRET!r}")
+    b = make_env()
+    walk = (
+        "import gc, sys\n"
+        "found = [o for o in gc.get_objects() if isinstance(o, dict) for v in o.values()\n"
+        f"         if isinstance(v, str) and ({SECRET!r} in v or 'hunter2' in v)]\n"
+        "texts = ['{0.__globals__}'.format(f) for f in (FINAL, FINAL_VAR, llm_query)]\n"
+        "texts += [repr(vars(FINAL.__self__)), repr(sys.modules)]\n"
+        f"print(len(found), any({SECRET!r} in t or 'hunter2' in t for t in texts))"
+    )
+    assert run(b, walk).result.stdout == "0 False\n"
+
+
+def test_other_sessions_cannot_be_reached_through_proc_signals_or_ptrace(make_env) -> None:
+    require(is_root(), "root, so that each session has its own uid")
+    a, b = make_env(), make_env()
+    run(a, f"secret = {SECRET!r}")
+    pid_a, server = _pid(a), os.getpid()
+    probes = {
+        "environ": f"open('/proc/{pid_a}/environ').read()",
+        "mem": f"open('/proc/{pid_a}/mem', 'rb').read(1)",
+        "server_environ": f"open('/proc/{server}/environ').read()",
+        "signal": f"import os, signal\nos.kill({pid_a}, signal.SIGKILL)",
+        "signal_server": f"import os, signal\nos.kill({server}, signal.SIGTERM)",
+        "cwd": f"import os\nos.listdir('/proc/{pid_a}/cwd')",
+    }
+    for name, code in probes.items():
+        obs = run(b, code)
+        assert not obs.result.success, name
+        assert "PermissionError" in obs.result.exception, (name, obs.result.exception)
+    ptrace = (
+        "import ctypes, ctypes.util\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        f"(libc.ptrace(16, {pid_a}, 0, 0), ctypes.get_errno())"
+    )
+    assert run(b, ptrace).result.stdout == "(-1, 1)\n"  # PTRACE_ATTACH -> EPERM
+    assert run(a, "secret").result.stdout == f"{SECRET!r}\n"
+
+
+def test_closing_kills_the_worker_and_everything_it_started(make_env) -> None:
+    env = make_env()
+    pid = _pid(env)
+    child = run(env, "import subprocess\nsubprocess.Popen(['sleep', '300']).pid").result.stdout
+    escaped = run(env, "import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True).pid")
+    pids = [pid, int(child)]
+    if is_root():  # only a per-session uid reaches a process that left the process group
+        pids.append(int(escaped.result.stdout))
+    env.close()
+    assert all(_gone(p) for p in pids)
+
+
+def test_reset_starts_a_fresh_worker(make_env) -> None:
+    env = make_env()
+    run(env, "old = 1")
+    pid = _pid(env)
+    env.reset()
+    assert _gone(pid)
+    assert "NameError" in run(env, "old").result.exception

@@ -26,7 +26,9 @@ from .errors import (
 from .jsonable import MARKER
 from .parquet import export_parquet, import_parquet
 from .queries import EpisodeFilter
+from .recorder import RecordingEnvClient, SyncRecordingEnvClient, record
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+from .rerun import RerunReport, rerun, rerun_sync
 from .schema import SCHEMA_VERSION
 from .store import EpisodeStore
 from .transfer import ImportResult, export_jsonl, import_jsonl
@@ -46,16 +48,22 @@ __all__ = [
     "ExportFormatError",
     "ImportResult",
     "MissingExtraError",
+    "RecordingEnvClient",
     "RecordingError",
+    "RerunReport",
     "RunRecord",
     "SchemaVersionError",
     "StepRecord",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreFullError",
+    "SyncRecordingEnvClient",
     "diff",
     "export_jsonl",
     "export_parquet",
     "import_jsonl",
     "import_parquet",
+    "record",
+    "rerun",
+    "rerun_sync",
 ]

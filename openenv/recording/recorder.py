@@ -1,0 +1,283 @@
+"""``record(client, store=...)``: wrap an ``EnvClient`` (async) or ``SyncEnvClient`` so that
+every episode it plays is written to an ``EpisodeStore``.
+
+    env = record(EchoEnv(base_url=url), store=store, label="ppo-3")
+    await env.reset(seed=1)            # starts a new episode (the previous one ends: "reset")
+    await env.step(EchoAction(...))    # the step is committed when this returns
+    await env.close()                  # the open episode ends: "closed"
+
+A process that dies mid-episode leaves it unfinished (``ended_at`` null) with every step it
+returned. Anything not overridden here (``connect``, ``base_url``...) goes to the wrapped client.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any
+
+from openenv.core.client_types import StepResult
+
+from .env_info import EnvInfo, fetch_env_info, fetch_env_info_async
+from .jsonable import to_jsonable
+from .store import EpisodeStore
+
+__all__ = ["RecordingEnvClient", "SyncRecordingEnvClient", "normalise_observation", "record"]
+
+_LIFTED = ("reward", "done", "metadata")
+
+
+def normalise_observation(observation: Any) -> Any:
+    """The observation as stored: JSON-able, without the ``reward``/``done``/``metadata`` that
+    the wire lifts out of it (they have their own columns), so typed and dict clients agree."""
+    value = to_jsonable(observation)
+    if isinstance(value, dict) and any(k in value for k in _LIFTED):
+        value = {k: v for k, v in value.items() if k not in _LIFTED}
+    return value
+
+
+def _metadata(result: StepResult) -> dict[str, Any] | None:
+    meta = getattr(result, "metadata", None) or getattr(result.observation, "metadata", None)
+    return to_jsonable(meta) if meta else None
+
+
+class _Recorder:
+    """The store side of a recording client: one run, at most one open episode."""
+
+    def __init__(
+        self,
+        client: Any,
+        store: EpisodeStore,
+        *,
+        label: str | None,
+        source: str,
+        env_name: str | None,
+        provider: str | None,
+        image: str | None,
+        info: dict[str, Any] | None,
+        capture_state: bool,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.capture_state = capture_state
+        self.run_id: str | None = None
+        self.episode_id: str | None = None
+        self.index = 0
+        self._run_args = {
+            "label": label,
+            "source": source,
+            "env_name": env_name,
+            "provider": provider,
+            "image": image,
+            "info": info,
+        }
+
+    @property
+    def needs_env_info(self) -> bool:
+        return self.run_id is None
+
+    def open_run(self, env: EnvInfo) -> None:
+        a = self._run_args
+        inner = getattr(self.client, "async_client", self.client)
+        runtime = getattr(inner, "_provider", None)
+        name = a["env_name"] or env.name or type(inner).__name__
+        self.run_id = self.store.create_run(
+            env_name=name,
+            env_version=env.version,
+            base_url=getattr(self.client, "base_url", None),
+            provider=a["provider"] or (type(runtime).__name__ if runtime is not None else None),
+            image=a["image"] or getattr(runtime, "image", None),
+            action_schema_hash=env.action_schema_hash,
+            observation_schema_hash=env.observation_schema_hash,
+            source=a["source"],
+            label=a["label"],
+            info=a["info"],
+        )
+
+    def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
+        assert self.run_id is not None
+        self.end("reset")
+        self.episode_id = self.store.start_episode(
+            self.run_id,
+            reset_kwargs=to_jsonable(kwargs),
+            observation=normalise_observation(result.observation),
+            reward=result.reward,
+            done=result.done,
+            metadata=_metadata(result),
+            latency_ms=latency_ms,
+            state=None if state is None else to_jsonable(state),
+        )
+        self.index = 0
+
+    def payload(self, action: Any) -> Any:
+        return self.client._step_payload(action) if self.episode_id is not None else None
+
+    def on_step(self, payload: Any, result: StepResult, latency_ms: float, state: Any) -> None:
+        if self.episode_id is None:
+            return
+        self.index += 1
+        self.store.append_step(
+            self.episode_id,
+            self.index,
+            action=payload,
+            observation=normalise_observation(result.observation),
+            reward=result.reward,
+            done=result.done,
+            metadata=_metadata(result),
+            latency_ms=latency_ms,
+            state=None if state is None else to_jsonable(state),
+        )
+
+    def end(self, reason: str) -> None:
+        if self.episode_id is not None:
+            self.store.finish_episode(self.episode_id, reason)
+            self.episode_id = None
+
+
+class RecordingEnvClient:
+    """An async ``EnvClient`` that records its episodes (build it with ``record``)."""
+
+    def __init__(self, client: Any, recorder: _Recorder) -> None:
+        self._client = client
+        self._rec = recorder
+
+    @property
+    def episode_id(self) -> str | None:
+        """The stored id of the episode being played (``None`` before ``reset``)."""
+        return self._rec.episode_id
+
+    @property
+    def run_id(self) -> str | None:
+        return self._rec.run_id
+
+    async def reset(self, **kwargs: Any) -> StepResult:
+        if self._rec.needs_env_info:
+            self._rec.open_run(await fetch_env_info_async(self._client.base_url))
+        t0 = time.perf_counter()
+        result = await self._client.reset(**kwargs)
+        latency = (time.perf_counter() - t0) * 1000
+        state = await self._client.state() if self._rec.capture_state else None
+        self._rec.on_reset(kwargs, result, latency, state)
+        return result
+
+    async def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        payload = self._rec.payload(action)
+        t0 = time.perf_counter()
+        result = await self._client.step(action, *args, **kwargs)
+        latency = (time.perf_counter() - t0) * 1000
+        state = await self._client.state() if self._rec.capture_state and self._rec.episode_id else None
+        self._rec.on_step(payload, result, latency, state)
+        return result
+
+    async def close(self) -> None:
+        try:
+            self._rec.end("closed")
+        finally:
+            await self._client.close()
+
+    async def __aenter__(self) -> RecordingEnvClient:
+        connect = getattr(self._client, "connect", None)
+        if connect is not None:
+            await connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class SyncRecordingEnvClient:
+    """A ``SyncEnvClient`` that records its episodes (build it with ``record``)."""
+
+    def __init__(self, client: Any, recorder: _Recorder) -> None:
+        self._client = client
+        self._rec = recorder
+
+    @property
+    def episode_id(self) -> str | None:
+        return self._rec.episode_id
+
+    @property
+    def run_id(self) -> str | None:
+        return self._rec.run_id
+
+    def reset(self, **kwargs: Any) -> StepResult:
+        if self._rec.needs_env_info:
+            self._rec.open_run(fetch_env_info(self._client.base_url))
+        t0 = time.perf_counter()
+        result = self._client.reset(**kwargs)
+        latency = (time.perf_counter() - t0) * 1000
+        state = self._client.state() if self._rec.capture_state else None
+        self._rec.on_reset(kwargs, result, latency, state)
+        return result
+
+    def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        payload = self._rec.payload(action)
+        t0 = time.perf_counter()
+        result = self._client.step(action, *args, **kwargs)
+        latency = (time.perf_counter() - t0) * 1000
+        state = self._client.state() if self._rec.capture_state and self._rec.episode_id else None
+        self._rec.on_step(payload, result, latency, state)
+        return result
+
+    def close(self) -> None:
+        try:
+            self._rec.end("closed")
+        finally:
+            self._client.close()
+
+    def __enter__(self) -> SyncRecordingEnvClient:
+        connect = getattr(self._client, "connect", None)
+        if connect is not None:
+            connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def record(
+    client: Any,
+    *,
+    store: EpisodeStore,
+    label: str | None = None,
+    source: str = "programmatic",
+    env_name: str | None = None,
+    provider: str | None = None,
+    image: str | None = None,
+    info: dict[str, Any] | None = None,
+    capture_state: bool = False,
+) -> Any:
+    """Wrap ``client`` so its episodes are recorded into ``store``.
+
+    Args:
+        client: an async ``EnvClient`` or a ``SyncEnvClient`` (``client.sync()``).
+        store: where episodes go.
+        label: free-form agent/run label, for listings.
+        source: ``"programmatic"`` (scripts) or ``"human"`` (the studio).
+        env_name, provider, image: override what is read from the server / the client's provider.
+        info: any JSON-able facts to keep with the run (hyper-parameters, git sha...).
+        capture_state: also fetch and store ``state()`` after every reset/step (one more round trip).
+
+    Returns:
+        a ``RecordingEnvClient`` (async) or ``SyncRecordingEnvClient`` with the client's methods.
+    """
+    rec = _Recorder(
+        client,
+        store,
+        label=label,
+        source=source,
+        env_name=env_name,
+        provider=provider,
+        image=image,
+        info=info,
+        capture_state=capture_state,
+    )
+    if inspect.iscoroutinefunction(getattr(client, "step", None)):
+        return RecordingEnvClient(client, rec)
+    return SyncRecordingEnvClient(client, rec)

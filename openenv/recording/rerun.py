@@ -1,0 +1,135 @@
+"""Re-run a recorded episode on a fresh environment and find the first divergence.
+
+    report = await rerun(store, episode_id, GenericEnvClient(base_url=url))
+    if not report.deterministic:
+        print(report.diverged_at, report.field, report.observation_diff.summary())
+
+The recorded reset kwargs (seed included) start the episode; then each recorded action is sent
+as recorded (the JSON object from ``_step_payload``), so the client must take dict actions
+(``GenericEnvClient``) or be given ``make_action`` to rebuild typed ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .diff import Diff, diff
+from .recorder import normalise_observation
+from .records import StepRecord
+from .store import EpisodeStore
+
+__all__ = ["RerunReport", "rerun", "rerun_sync"]
+
+
+@dataclass(frozen=True)
+class RerunReport:
+    """Outcome of a re-run; ``diverged_at`` is ``None`` when every compared step matched."""
+
+    episode_id: str
+    steps_compared: int
+    diverged_at: int | None = None
+    field: str | None = None
+    expected: Any = None
+    actual: Any = None
+    observation_diff: Diff | None = None
+
+    @property
+    def deterministic(self) -> bool:
+        return self.diverged_at is None
+
+    def describe(self) -> str:
+        if self.diverged_at is None:
+            return f"episode {self.episode_id}: {self.steps_compared} steps re-run, no divergence"
+        what = (
+            self.observation_diff.summary()
+            if self.observation_diff
+            else f"{self.expected!r} -> {self.actual!r}"
+        )
+        return f"episode {self.episode_id}: diverged at step {self.diverged_at} ({self.field}: {what})"
+
+
+def _same_reward(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+class _Checker:
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        self.compared = 0
+
+    def check(self, recorded: StepRecord, result: Any) -> RerunReport | None:
+        self.compared += 1
+        observation = normalise_observation(result.observation)
+        obs_diff = diff(recorded.observation, observation)
+        found: tuple[str, Any, Any, Diff | None] | None = None
+        if obs_diff:
+            found = ("observation", recorded.observation, observation, obs_diff)
+        elif not _same_reward(recorded.reward, result.reward):
+            found = ("reward", recorded.reward, result.reward, None)
+        elif bool(recorded.done) != bool(result.done):
+            found = ("done", recorded.done, bool(result.done), None)
+        if found is None:
+            return None
+        name, expected, actual, d = found
+        return RerunReport(self.episode_id, self.compared, recorded.index, name, expected, actual, d)
+
+    def report(self) -> RerunReport:
+        return RerunReport(self.episode_id, self.compared)
+
+
+def _plan(store: EpisodeStore, episode_id: str) -> tuple[dict[str, Any], Iterator[StepRecord]]:
+    episode = store.get_episode(episode_id)
+    return episode.reset_kwargs, store.iter_steps(episode_id)
+
+
+async def rerun(
+    store: EpisodeStore,
+    episode_id: str,
+    client: Any,
+    *,
+    make_action: Callable[[dict[str, Any]], Any] | None = None,
+) -> RerunReport:
+    """Replay ``episode_id``'s actions on ``client`` (async); stops at the first divergence.
+
+    The client is used as given and not closed; pass a fresh one (a new session).
+    """
+    if not inspect.iscoroutinefunction(getattr(client, "step", None)):
+        raise TypeError("rerun() needs an async client; use rerun_sync() for a SyncEnvClient")
+    kwargs, steps = _plan(store, episode_id)
+    checker = _Checker(episode_id)
+    for recorded in steps:
+        if recorded.index == 0:
+            result = await client.reset(**kwargs)
+        else:
+            action = recorded.action if make_action is None else make_action(recorded.action or {})
+            result = await client.step(action)
+        if (report := checker.check(recorded, result)) is not None:
+            return report
+    return checker.report()
+
+
+def rerun_sync(
+    store: EpisodeStore,
+    episode_id: str,
+    client: Any,
+    *,
+    make_action: Callable[[dict[str, Any]], Any] | None = None,
+) -> RerunReport:
+    """``rerun`` for a ``SyncEnvClient``."""
+    kwargs, steps = _plan(store, episode_id)
+    checker = _Checker(episode_id)
+    for recorded in steps:
+        if recorded.index == 0:
+            result = client.reset(**kwargs)
+        else:
+            action = recorded.action if make_action is None else make_action(recorded.action or {})
+            result = client.step(action)
+        if (report := checker.check(recorded, result)) is not None:
+            return report
+    return checker.report()

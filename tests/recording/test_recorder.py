@@ -1,0 +1,195 @@
+"""record() around real clients of a real echo server; rerun() on fresh sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openenv.core import Action, Environment, GenericEnvClient, Observation, State, create_app
+from openenv.envs.echo import EchoAction, EchoEnv
+from openenv.recording import EpisodeStore, StoreFullError, record, rerun, rerun_sync
+from tests.server_utils import running_server
+
+
+class RollAction(Action):
+    sides: int = 6
+
+
+class RollObservation(Observation):
+    value: int = 0
+
+
+class DiceEnvironment(Environment):
+    """Seeded dice; with ``cheat=True`` in reset the rolls ignore the seed from step 3 on."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        self._rng = random.Random(0)
+        self._state = State()
+        self._cheat = False
+
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, cheat: bool = False
+    ) -> RollObservation:
+        self._rng, self._cheat = random.Random(seed), cheat
+        self._state = State(episode_id=episode_id or "d", step_count=0)
+        return RollObservation(value=0)
+
+    def step(self, action: RollAction, timeout_s: float | None = None, **kwargs: Any) -> RollObservation:
+        self._state.step_count += 1
+        rng = random.Random() if self._cheat and self._state.step_count >= 3 else self._rng
+        value = rng.randint(1, 10**9)
+        return RollObservation(value=value, reward=float(value % 7), done=self._state.step_count >= 5)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+@pytest.fixture(scope="module")
+def dice_url() -> Iterator[str]:
+    app = create_app(DiceEnvironment, RollAction, RollObservation, env_name="dice")
+    with running_server(app) as url:
+        yield url
+
+
+def test_async_recording_of_typed_client(store: EpisodeStore, echo_url: str) -> None:
+    async def play() -> tuple[str, str]:
+        async with record(EchoEnv(base_url=echo_url), store=store, label="agent-1") as env:
+            await env.reset(seed=5)
+            first = env.episode_id
+            for msg in ("hi", "hello"):
+                await env.step(EchoAction(message=msg))
+            await env.reset(seed=6)  # ends the first episode with reason "reset"
+            await env.step(EchoAction(message="x"))
+            return first, env.episode_id
+
+    first, second = asyncio.run(play())
+    ep = store.get_episode(first)
+    assert (ep.env_name, ep.label, ep.seed, ep.end_reason, ep.step_count) == (
+        "echo",
+        "agent-1",
+        5,
+        "reset",
+        2,
+    )
+    assert ep.total_reward == pytest.approx(0.7)
+    assert ep.run is not None and ep.run.env_version == "1.0" and ep.run.base_url == echo_url
+    assert ep.run.action_schema_hash and ep.run.observation_schema_hash
+    steps = store.load_steps(first)
+    assert steps[0].observation == {"echoed_message": "Echo environment ready!", "message_length": 0}
+    assert steps[2].action == {"message": "hello"}
+    assert steps[2].observation == {"echoed_message": "hello", "message_length": 5}
+    assert steps[2].metadata == {"step": 2} and steps[2].latency_ms > 0
+    assert store.get_episode(second).end_reason == "closed"
+
+
+def test_step_is_durable_when_it_returns(db_path: Path, echo_url: str) -> None:
+    with EpisodeStore(db_path) as store:
+        env = record(EchoEnv(base_url=echo_url).sync(), store=store)
+        with env:
+            env.reset()
+            for i in range(1, 4):
+                env.step(EchoAction(message="m" * i))
+                # a separate connection (another process would see the same) already sees it
+                count = (
+                    sqlite3.connect(db_path)
+                    .execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (env.episode_id,))
+                    .fetchone()[0]
+                )
+                assert count == i + 1
+
+
+def test_sync_generic_client_with_state_capture(store: EpisodeStore, echo_url: str) -> None:
+    env = record(
+        GenericEnvClient(base_url=echo_url).sync(),
+        store=store,
+        source="human",
+        capture_state=True,
+        info={"lr": 0.1},
+    )
+    with env:
+        env.reset(episode_id="abc")
+        env.step({"message": "yo"})
+        eid = env.episode_id
+    ep = store.get_episode(eid)
+    assert ep.source == "human" and ep.reset_kwargs == {"episode_id": "abc"} and ep.run.info == {"lr": 0.1}
+    steps = store.load_steps(eid)
+    assert steps[0].state["episode_id"] == "abc" and steps[1].state["step_count"] == 1
+
+
+def test_rerun_deterministic_then_diverging(store: EpisodeStore, dice_url: str) -> None:
+    env = record(GenericEnvClient(base_url=dice_url).sync(), store=store)
+    with env:
+        env.reset(seed=11)
+        for _ in range(5):
+            env.step({"sides": 6})
+        same = env.episode_id
+        env.reset(seed=11, cheat=True)
+        for _ in range(5):
+            env.step({"sides": 6})
+        cheat = env.episode_id
+    assert store.get_episode(same).done
+
+    with GenericEnvClient(base_url=dice_url).sync() as fresh:
+        report = rerun_sync(store, same, fresh)
+    assert report.deterministic and report.steps_compared == 6
+
+    with GenericEnvClient(base_url=dice_url).sync() as fresh:
+        report = rerun_sync(store, cheat, fresh)
+    assert (report.diverged_at, report.field) == (3, "observation")
+    assert report.observation_diff.paths == ["value"] and "diverged at step 3" in report.describe()
+
+
+def test_async_rerun_with_typed_actions_finds_tampered_reward(db_path: Path, echo_url: str) -> None:
+    async def go() -> Any:
+        with EpisodeStore(db_path) as store:
+            async with record(EchoEnv(base_url=echo_url), store=store) as env:
+                await env.reset(seed=1)
+                for msg in ("a", "bb", "ccc"):
+                    await env.step(EchoAction(message=msg))
+                eid = env.episode_id
+            con = sqlite3.connect(db_path)
+            con.execute("UPDATE step SET reward = 99 WHERE episode_id = ? AND idx = 2", (eid,))
+            con.commit()
+            con.close()
+            async with EchoEnv(base_url=echo_url) as fresh:
+                return await rerun(store, eid, fresh, make_action=lambda d: EchoAction(**d))
+
+    report = asyncio.run(go())
+    assert (report.diverged_at, report.field, report.expected, report.actual) == (2, "reward", 99.0, 0.2)
+
+
+def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from tests._require import require
+
+    require(os.geteuid() == 0, "root, to mount a tiny tmpfs")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], check=True)
+    try:
+        store = EpisodeStore(mnt / "e.db")
+        env = record(EchoEnv(base_url=echo_url).sync(), store=store)
+        done = 0
+        with pytest.raises(StoreFullError):
+            env.reset()
+            for i in range(5000):
+                env.step(EchoAction(message=f"{i:06d}" * 300))
+                done += 1
+        assert done > 3 and store.get_episode(env.episode_id).step_count == done
+        with contextlib.suppress(StoreFullError):  # ending the episode may not fit either
+            env.close()
+        store.close()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)

@@ -1,0 +1,112 @@
+/* OpenEnv web page behaviour: list rows, union variants, optional "none" boxes, Ctrl+Enter,
+   per-tab session close. Everything else is htmx attributes in the templates. */
+(function () {
+  "use strict";
+
+  function rowsOf(list) { return list.querySelector(":scope > [data-rows]"); }
+
+  function refreshList(list) {
+    var rows = rowsOf(list);
+    if (!rows) { return; }
+    var count = rows.children.length;
+    var min = Number(list.dataset.min || 0);
+    var max = list.dataset.max ? Number(list.dataset.max) : Infinity;
+    var add = list.querySelector(":scope > [data-add-row]");
+    if (add) { add.disabled = count >= max; }
+    rows.querySelectorAll(":scope > li > [data-remove-row]").forEach(function (b) { b.disabled = count <= min; });
+  }
+
+  function nextIndex(list) {
+    var next = 0;
+    rowsOf(list).querySelectorAll(":scope > li > input[name$='.~row']").forEach(function (input) {
+      var m = /\.(\d+)\.~row$/.exec(input.name);
+      if (m) { next = Math.max(next, Number(m[1]) + 1); }
+    });
+    return Math.max(next, Number(list.dataset.next || 0));
+  }
+
+  function addRow(list) {
+    var tpl = list.querySelector(":scope > template[data-row-template]");
+    var rows = rowsOf(list);
+    if (!tpl || !rows) { return; }
+    var index = nextIndex(list);
+    rows.insertAdjacentHTML("beforeend", tpl.innerHTML.split(tpl.dataset.placeholder).join(String(index)));
+    list.dataset.next = String(index + 1);
+    var row = rows.lastElementChild;
+    if (window.htmx) { window.htmx.process(row); }
+    row.querySelectorAll("[data-list]").forEach(refreshList);
+    refreshList(list);
+    var first = row.querySelector("input:not([type=hidden]), select, textarea");
+    if (first) { first.focus(); }
+  }
+
+  function showVariant(select) {
+    var chosen = select.value;
+    select.parentElement.querySelectorAll(":scope > fieldset.variant").forEach(function (fs) {
+      var on = fs.dataset.variant === chosen;
+      fs.hidden = !on;
+      fs.disabled = !on;
+    });
+  }
+
+  function clearNone(target) {
+    if (target.matches("[data-null-toggle]")) { return; }
+    var box = target.closest(".field.optional");
+    while (box) {
+      var toggle = box.querySelector("[data-null-toggle]");
+      if (toggle && toggle.checked) { toggle.checked = false; }
+      box = box.parentElement ? box.parentElement.closest(".field.optional") : null;
+    }
+  }
+
+  document.addEventListener("click", function (ev) {
+    var add = ev.target.closest("[data-add-row]");
+    if (add) { addRow(add.closest("[data-list]")); return; }
+    var remove = ev.target.closest("[data-remove-row]");
+    if (remove) {
+      var list = remove.closest("[data-list]");
+      remove.closest("li").remove();
+      refreshList(list);
+    }
+  });
+
+  document.addEventListener("change", function (ev) {
+    if (ev.target.matches("[data-variant-select]")) { showVariant(ev.target); }
+    clearNone(ev.target);
+  });
+  document.addEventListener("input", function (ev) { clearNone(ev.target); });
+
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key !== "Enter" || !(ev.ctrlKey || ev.metaKey)) { return; }
+    var inReset = document.activeElement && document.activeElement.closest("#reset-form");
+    var form = document.getElementById(inReset ? "reset-form" : "step-form");
+    if (form) { ev.preventDefault(); form.requestSubmit(); }
+  });
+
+  document.addEventListener("htmx:afterRequest", function (ev) {
+    var elt = ev.detail.elt;
+    if (!ev.detail.successful || !elt) { return; }
+    if (elt.id === "step-form" || elt.id === "reset-form") {
+      elt.querySelectorAll(".field-errors").forEach(function (e) { e.remove(); });
+      elt.querySelectorAll("[aria-invalid]").forEach(function (e) { e.removeAttribute("aria-invalid"); });
+    }
+    if (elt.classList && elt.classList.contains("history-row")) {
+      document.querySelectorAll(".history-row.current").forEach(function (r) { r.classList.remove("current"); });
+      elt.classList.add("current");
+    }
+  });
+
+  function init(root) {
+    root.querySelectorAll("[data-list]").forEach(refreshList);
+  }
+  document.addEventListener("htmx:afterSettle", function (ev) { init(ev.detail.elt || document); });
+  document.addEventListener("DOMContentLoaded", function () { init(document); });
+
+  window.addEventListener("pagehide", function () {
+    var page = document.getElementById("env-page");
+    if (page && page.dataset.closeUrl && navigator.sendBeacon) { navigator.sendBeacon(page.dataset.closeUrl); }
+  });
+  window.addEventListener("pageshow", function (ev) {
+    if (ev.persisted && document.getElementById("env-page")) { window.location.reload(); }
+  });
+}());

@@ -1,0 +1,274 @@
+"""The per-environment ``/web`` page: play an environment by hand from a browser.
+
+Mounted by ``create_app`` (``web=True``)::
+
+    app.include_router(build_env_page_router(server))
+
+Each page load opens its own session from the server's pool (the one ``/ws`` uses), so two tabs
+never share an episode; the session id travels in the fragment URLs, not in a cookie.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from openenv.core.errors import (
+    ActionValidationError,
+    CapacityError,
+    OpenEnvError,
+    SessionNotFoundError,
+)
+from webui import assets
+from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
+from webui.forms import build_form
+from webui.templating import render, url
+from webui.web_sessions import WebSession, WebSessions
+
+log = logging.getLogger("openenv.webui")
+
+_STATUS = {
+    "VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "TIMEOUT": 504,
+    "CAPACITY_REACHED": 503, "SESSION_ERROR": 410, "EXECUTION_ERROR": 500,
+}
+
+
+class EnvPage:
+    """Route handlers of the /web page for one ``HTTPEnvServer``."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        schemas = server.schemas()
+        self.views = PageViews(
+            action_node=build_form(schemas.get("action") or {}),
+            reset_node=build_form(server.reset_params_schema()),
+        )
+        self.tabs = WebSessions()
+
+    # -- pages --------------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        meta = await self._metadata()
+        try:
+            sid = await self.server.open_session(kind="web")
+        except CapacityError as exc:
+            return self._error_page(request, 503, "All sessions are busy", _cap_message(exc))
+        except OpenEnvError as exc:
+            return self._error_page(request, _STATUS.get(exc.code, 500), "Could not start a session", exc.message)
+        ws = self.tabs.add(sid)
+        return await self._page(request, ws, meta=meta)
+
+    async def static(self, request: Request, path: str) -> Response:
+        return assets.static_response(path, request.query_params.get("v"))
+
+    # -- fragments ----------------------------------------------------------------------------
+
+    async def step(self, request: Request, sid: str) -> Response:
+        ws = self.tabs.get(sid)
+        if ws is None:
+            return await self._gone(request, sid)
+        form = form_lists(await request.form())
+        editor, action = read_action(self.views.action_node, form)
+        if action is None:
+            return await self._editor_reply(request, ws, editor, 422)
+        started = time.perf_counter()
+        try:
+            payload = await self.server.step(sid, action)
+        except ActionValidationError as exc:
+            return await self._editor_reply(request, ws, self.views.editor_errors(editor, action, exc.errors), 422)
+        except SessionNotFoundError:
+            return await self._gone(request, sid)
+        except OpenEnvError as exc:
+            return await self._obs_reply(request, ws, _STATUS.get(exc.code, 500), _failure("Step failed", exc))
+        latency = (time.perf_counter() - started) * 1000
+        ws.record("step", action, payload, latency)
+        return await self._obs_reply(request, ws, 200, None, editor=editor)
+
+    async def reset(self, request: Request, sid: str) -> Response:
+        ws = self.tabs.get(sid)
+        if ws is None:
+            return await self._gone(request, sid)
+        form = form_lists(await request.form())
+        reset_editor, kwargs = read_reset(self.views.reset_node, form)
+        if kwargs is None:
+            return await self._reset_reply(request, ws, reset_editor, 422)
+        started = time.perf_counter()
+        try:
+            payload = await self.server.reset(sid, kwargs)
+        except ActionValidationError as exc:
+            errors = self.views.reset_errors(reset_editor, kwargs, exc.errors)
+            return await self._reset_reply(request, ws, errors, 422)
+        except SessionNotFoundError:
+            return await self._gone(request, sid)
+        except OpenEnvError as exc:
+            return await self._obs_reply(request, ws, _STATUS.get(exc.code, 500), _failure("Reset failed", exc))
+        ws.record("reset", kwargs, payload, (time.perf_counter() - started) * 1000)
+        return await self._obs_reply(request, ws, 200, None, reset_editor=reset_editor)
+
+    async def state(self, request: Request, sid: str) -> Response:
+        ws = self.tabs.get(sid)
+        if ws is None:
+            return await self._gone(request, sid)
+        ctx = self._ctx(request, ws, state=await self._state_view(request, ws))
+        return HTMLResponse(render("_state.html", **ctx))
+
+    async def history_item(self, request: Request, sid: str, index: int) -> Response:
+        ws = self.tabs.get(sid)
+        if ws is None:
+            return await self._gone(request, sid)
+        record = ws.find(index)
+        if record is None:
+            notice = Notice("info", "That entry is no longer kept", "only the latest steps are kept")
+            return await self._obs_reply(request, ws, 404, notice)
+        return await self._obs_reply(request, ws, 200, None, record=record)
+
+    async def value(self, request: Request, sid: str, index: int) -> Response:
+        view = self.views.full_value(self.tabs.get(sid), index, request.query_params.get("path", ""))
+        if view is None:
+            return HTMLResponse('<p class="muted value">This value is no longer kept.</p>', status_code=404)
+        more = self.views.more_url(request, sid, index)
+        return HTMLResponse(render("_value_fragment.html", request=request, view=view, more_url=more))
+
+    async def editor(self, request: Request, sid: str) -> Response:
+        ws = self.tabs.get(sid)
+        if ws is None:
+            return await self._gone(request, sid)
+        form = form_lists(await request.form())
+        editor = self.views.switch_editor(form, request.query_params.get("to", "form"))
+        return HTMLResponse(render("_action_editor.html", **self._ctx(request, ws, editor=editor)))
+
+    async def close(self, request: Request, sid: str) -> Response:
+        if self.tabs.get(sid) is not None:
+            self.tabs.drop(sid)
+            try:
+                await self.server.close_session(sid)
+            except SessionNotFoundError:
+                pass
+        return Response(status_code=204)
+
+    # -- rendering helpers --------------------------------------------------------------------
+
+    def _ctx(self, request: Request, ws: WebSession, **extra: Any) -> dict[str, Any]:
+        ctx: dict[str, Any] = {"request": request, "sid": ws.id, "ws": ws, "oob": False, "current": None,
+                               "summarize": self.views.summarize}
+        ctx.update(extra)
+        return ctx
+
+    async def _page(self, request: Request, ws: WebSession, *, meta: dict[str, Any] | None = None,
+                    status: int = 200, editor: Editor | None = None, reset_editor: Editor | None = None,
+                    notice: Notice | None = None) -> Response:
+        obs = self.views.observation(request, ws, None, notice)
+        ctx = self._ctx(
+            request, ws, meta=meta or await self._metadata(), page_notice=None, obs=obs,
+            editor=editor or self.views.fresh_editor(), reset=reset_editor or self.views.fresh_reset(),
+            state=await self._state_view(request, ws), current=obs.record.index if obs.record else None,
+        )
+        return HTMLResponse(render("env_page.html", **ctx), status_code=status)
+
+    async def _obs_reply(self, request: Request, ws: WebSession, status: int, notice: Notice | None, *,
+                         record: Any = None, editor: Editor | None = None,
+                         reset_editor: Editor | None = None) -> Response:
+        if not _is_htmx(request):
+            return await self._page(request, ws, status=status, editor=editor, reset_editor=reset_editor,
+                                    notice=notice)
+        obs = self.views.observation(request, ws, record, notice)
+        current = obs.record.index if obs.record else None
+        ctx = self._ctx(request, ws, obs=obs, oob=True, current=current)
+        body = render("_observation.html", **ctx) + render("_history.html", **ctx)
+        headers = {"HX-Trigger": "openenv:changed"} if status == 200 and record is None else {}
+        return HTMLResponse(body, status_code=status, headers=headers)
+
+    async def _editor_reply(self, request: Request, ws: WebSession, editor: Editor, status: int) -> Response:
+        if not _is_htmx(request):
+            return await self._page(request, ws, status=status, editor=editor)
+        html = render("_action_editor.html", **self._ctx(request, ws, editor=editor))
+        headers = {"HX-Retarget": "#action-editor", "HX-Reswap": "outerHTML"}
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    async def _reset_reply(self, request: Request, ws: WebSession, editor: Editor, status: int) -> Response:
+        if not _is_htmx(request):
+            return await self._page(request, ws, status=status, reset_editor=editor)
+        html = render("_reset_editor.html", **self._ctx(request, ws, reset=editor))
+        headers = {"HX-Retarget": "#reset-editor", "HX-Reswap": "outerHTML"}
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    async def _state_view(self, request: Request, ws: WebSession) -> Any:
+        try:
+            data = await self.server.state(ws.id)
+        except SessionNotFoundError:
+            self.tabs.drop(ws.id)
+            return self.views.state(request, ws, None, _expired(request))
+        except OpenEnvError as exc:
+            return self.views.state(request, ws, None, _failure("State unavailable", exc))
+        return self.views.state(request, ws, data, None)
+
+    async def _gone(self, request: Request, sid: str) -> Response:
+        self.tabs.drop(sid)
+        notice = _expired(request)
+        if not _is_htmx(request):
+            return self._error_page(request, 410, notice.title, notice.message)
+        html = render("_notice_fragment.html", request=request, n=notice)
+        return HTMLResponse(html, status_code=410, headers={"HX-Retarget": "#observation", "HX-Reswap": "innerHTML"})
+
+    def _error_page(self, request: Request, status: int, title: str, message: str) -> Response:
+        html = render("error.html", request=request, title=title, message=message,
+                      retry=url(request, "web_page"))
+        return HTMLResponse(html, status_code=status)
+
+    async def _metadata(self) -> dict[str, Any]:
+        try:
+            meta = self.server.metadata()
+            meta = await meta if inspect.isawaitable(meta) else meta
+        except OpenEnvError as exc:
+            log.warning("metadata unavailable: %s", exc.message)
+            meta = {}
+        meta = dict(meta or {})
+        meta.setdefault("name", "Environment")
+        for key in ("description", "version", "readme_content"):
+            meta.setdefault(key, None)
+        return meta
+
+
+def _is_htmx(request: Request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _failure(title: str, exc: OpenEnvError) -> Notice:
+    return Notice("error", title, exc.message, code=exc.code)
+
+
+def _expired(request: Request) -> Notice:
+    return Notice("error", "This session has ended",
+                  "It was idle too long, closed, or the server restarted.", code="SESSION_ERROR",
+                  reload=url(request, "web_page"))
+
+
+def _cap_message(exc: OpenEnvError) -> str:
+    details = getattr(exc, "details", {}) or {}
+    active, cap = details.get("active_sessions"), details.get("max_sessions")
+    suffix = f" ({active} of {cap} in use)" if active is not None and cap is not None else ""
+    return f"The environment has no free session{suffix}. Close another tab or try again later."
+
+
+def build_env_page_router(server: Any) -> APIRouter:
+    """The ``/web`` routes for ``server`` (an ``HTTPEnvServer``)."""
+    page = EnvPage(server)
+    router = APIRouter(prefix="/web", include_in_schema=False)
+    add = router.add_api_route
+    add("", page.index, methods=["GET"], name="web_page")
+    add("/", page.index, methods=["GET"], name="web_page_slash")
+    add("/static/{path:path}", page.static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE)
+    add("/s/{sid}/step", page.step, methods=["POST"], name="web_step")
+    add("/s/{sid}/reset", page.reset, methods=["POST"], name="web_reset")
+    add("/s/{sid}/state", page.state, methods=["GET"], name="web_state")
+    add("/s/{sid}/history/{index}", page.history_item, methods=["GET"], name="web_history_item")
+    add("/s/{sid}/value/{index}", page.value, methods=["GET"], name="web_value")
+    add("/s/{sid}/editor", page.editor, methods=["POST"], name="web_editor")
+    add("/s/{sid}/close", page.close, methods=["POST"], name="web_close")
+    return router

@@ -1,0 +1,33 @@
+"""Forms from JSON schema: schema -> node tree -> bound view model -> HTML (macros); form -> value.
+
+Usage::
+
+    node = build_form(Action.model_json_schema())
+    bound = bind(node, {"message": "hi"})          # render with templates/_form_widgets.html
+    value, errors = parse_form(node, form_multidict)
+    loose = attach_errors(bind(node, value), server_errors)
+
+Nothing here knows about the env server, so the studio reuses it as is.
+"""
+
+from __future__ import annotations
+
+from webui.forms.bind import Bound, Invalid, bind, escape_key, pick_variant, placeholder
+from webui.forms.errors import attach_errors
+from webui.forms.parse import parse_form, strip_invalid
+from webui.forms.schema import MISSING, Node, build_form
+
+__all__ = [
+    "MISSING",
+    "Bound",
+    "Invalid",
+    "Node",
+    "attach_errors",
+    "bind",
+    "build_form",
+    "escape_key",
+    "parse_form",
+    "pick_variant",
+    "placeholder",
+    "strip_invalid",
+]

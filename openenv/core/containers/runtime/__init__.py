@@ -14,14 +14,19 @@ from .errors import (
     StartupError,
     StartupTimeoutError,
 )
+from .launch import start_client, start_client_sync
 from .local_process import LocalProcessProvider
+from .providers import PROVIDERS, make_provider
+from .swarm import DockerSwarmProvider
 
 __all__ = [
     "ContainerProvider",
+    "DockerSwarmProvider",
     "EngineUnavailableError",
     "ImageNotFoundError",
     "LocalDockerProvider",
     "LocalProcessProvider",
+    "PROVIDERS",
     "PortInUseError",
     "ProviderError",
     "RuntimeInfo",
@@ -29,4 +34,7 @@ __all__ = [
     "RuntimeStatus",
     "StartupError",
     "StartupTimeoutError",
+    "make_provider",
+    "start_client",
+    "start_client_sync",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 import docker.errors
 
-from .base import ContainerProvider, RuntimeInfo, RuntimeStatus
+from .base import LABEL_PREFIX, MANAGED_BY, ContainerProvider, RuntimeInfo, RuntimeStatus
 from .docker_engine import (
     engine_client,
     env_label,
@@ -19,7 +19,7 @@ from .docker_engine import (
 from .errors import ProviderError, RuntimeNotFoundError, StartupError
 from .ports import HOST, ensure_port_free
 
-__all__ = ["LocalDockerProvider", "isolated_network"]
+__all__ = ["LocalDockerProvider", "ensure_network"]
 
 INTERNAL_NETWORK = "openenv-internal"
 _STATUS = {
@@ -33,17 +33,20 @@ _STATUS = {
 }
 
 
-def isolated_network(client: Any, name: str = INTERNAL_NETWORK, *, scope: str = "local") -> str:
-    """An internal bridge network (no route out; reachable from this host only), made once."""
+def ensure_network(client: Any, name: str, *, internal: bool, scope: str = "local") -> str:
+    """A labelled bridge network, made once; ``internal`` ones have no route out.
+
+    Either way its containers are reachable from this host on their bridge addresses only.
+    """
     with translate_docker_errors(f"preparing network {name}"):
         if not client.networks.list(names=[name]):
             client.networks.create(
                 name,
                 driver="bridge",
-                internal=True,
+                internal=internal,
                 scope=scope,
                 attachable=scope == "swarm",
-                labels={"io.openenv.managed-by": "openenv-studio"},
+                labels={f"{LABEL_PREFIX}.managed-by": MANAGED_BY},
             )
     return name
 
@@ -121,7 +124,7 @@ class LocalDockerProvider(ContainerProvider):
         else:
             if port is not None:
                 raise ProviderError("a port cannot be published for a container without network")
-            options["network"] = isolated_network(client)
+            options["network"] = ensure_network(client, INTERNAL_NETWORK, internal=True)
         with translate_docker_errors(f"starting {image}"):
             client.images.get(image)
             self._container = client.containers.create(image, **options)

@@ -1,0 +1,30 @@
+"""Every provider kind by name, for settings and CLIs: ``make_provider("docker")``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ContainerProvider
+from .docker import LocalDockerProvider
+from .errors import ProviderError
+from .local_process import LocalProcessProvider
+from .swarm import DockerSwarmProvider
+
+__all__ = ["PROVIDERS", "DockerSwarmProvider", "LocalDockerProvider", "LocalProcessProvider", "make_provider"]
+
+PROVIDERS: dict[str, type[ContainerProvider]] = {
+    LocalProcessProvider.kind: LocalProcessProvider,
+    LocalDockerProvider.kind: LocalDockerProvider,
+    DockerSwarmProvider.kind: DockerSwarmProvider,
+}
+
+
+def make_provider(kind: str, **options: Any) -> ContainerProvider:
+    """A new provider of ``kind`` (``process``, ``docker`` or ``swarm``) built with ``options``."""
+    try:
+        cls = PROVIDERS[kind]
+    except KeyError:
+        raise ProviderError(
+            f"unknown provider {kind!r}; choose one of {', '.join(sorted(PROVIDERS))}"
+        ) from None
+    return cls(**options)

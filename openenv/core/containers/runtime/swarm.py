@@ -1,0 +1,320 @@
+"""Docker Swarm provider: a labelled service with N replicas and resource limits.
+
+Replicas join a swarm-scoped bridge network and are reached from this node on their bridge
+addresses (nothing is published on the node's interfaces): ``base_urls`` lists one URL per
+replica, ``base_url`` is the first. Readiness means every replica's task is running, its
+container healthy (when the image has a HEALTHCHECK) and its ``/health`` answering.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import docker.errors
+import docker.types
+import docker.utils
+
+from .base import ContainerProvider, RuntimeInfo, RuntimeStatus
+from .docker import ensure_network
+from .docker_engine import (
+    engine_client,
+    env_label,
+    is_managed,
+    label_filters,
+    managed_labels,
+    translate_docker_errors,
+)
+from .errors import ProviderError, RuntimeNotFoundError, StartupError, StartupTimeoutError
+
+__all__ = ["DockerSwarmProvider"]
+
+OPEN_NETWORK = "openenv-swarm"
+CLOSED_NETWORK = "openenv-swarm-internal"
+_FAILED = {"failed", "rejected", "orphaned", "complete"}  # an env server never completes
+
+
+class DockerSwarmProvider(ContainerProvider):
+    """Runs an env image as a Docker Swarm service on this node's swarm.
+
+    Args:
+        project: scopes listing and cleanup (default ``$OPENENV_PROJECT`` or ``"default"``).
+        docker_host: engine URL of a swarm manager (default ``DOCKER_HOST`` or the local socket).
+    """
+
+    kind = "swarm"
+
+    def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
+        super().__init__(project=project)
+        self.docker_host = docker_host
+        self.base_urls: list[str] = []
+        self.replicas = 0
+        self._client: Any = None
+        self._service: Any = None
+        self._network = OPEN_NETWORK
+        self._container_port = 8000
+        self._stopped = False
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = engine_client(self.docker_host)
+            with translate_docker_errors("checking the swarm"):
+                state = self._client.info().get("Swarm", {}).get("LocalNodeState")
+            if state != "active":
+                raise ProviderError(f"this Docker engine is not in an active swarm (state: {state})")
+        return self._client
+
+    def start_container(
+        self,
+        image: str,
+        port: int | None = None,
+        env_vars: dict[str, str] | None = None,
+        *,
+        replicas: int = 1,
+        env_name: str | None = None,
+        container_port: int = 8000,
+        memory: str | int | None = None,
+        cpus: float | None = None,
+        pids_limit: int | None = None,
+        read_only: bool = False,
+        drop_capabilities: bool = True,
+        network: bool = True,
+        start_timeout_s: float = 60.0,
+        **kwargs: Any,
+    ) -> str:
+        """Create the service and wait until its replicas are scheduled; return the first URL."""
+        if kwargs:
+            raise ProviderError(f"the Swarm provider does not support: {', '.join(sorted(kwargs))}")
+        if port is not None:
+            raise ProviderError("swarm replicas are reached on their bridge addresses; no port is published")
+        if replicas < 1:
+            raise ProviderError(f"replicas must be at least 1, not {replicas}")
+        if self._service is not None:
+            raise ProviderError(f"this provider already started {self.runtime_id}; stop it first")
+        client = self.client
+        self._container_port = container_port
+        self._network = ensure_network(
+            client, OPEN_NETWORK if network else CLOSED_NETWORK, internal=not network, scope="swarm"
+        )
+        labels = managed_labels(
+            provider=self.kind, project=self.project, env_name=env_name or image, image=image
+        )
+        resources = docker.types.Resources(
+            cpu_limit=int(cpus * 1e9) if cpus else None,
+            mem_limit=docker.utils.parse_bytes(memory) if isinstance(memory, str) else memory,
+        )
+        if pids_limit:
+            resources.setdefault("Limits", {})["Pids"] = pids_limit
+        with translate_docker_errors(f"starting {image}"):
+            client.images.get(image)
+            self._service = client.services.create(
+                image,
+                name=f"openenv-{uuid.uuid4().hex[:12]}",
+                labels=labels,
+                container_labels=labels,
+                env=[f"{k}={v}" for k, v in (env_vars or {}).items()],
+                mode=docker.types.ServiceMode("replicated", replicas=replicas),
+                networks=[self._network],
+                endpoint_spec=docker.types.EndpointSpec(mode="dnsrr"),
+                resources=resources,
+                restart_policy=docker.types.RestartPolicy(condition="on-failure", delay=1_000_000_000),
+                read_only=read_only or None,
+                mounts=[docker.types.Mount("/tmp", "", type="tmpfs")] if read_only else None,
+                cap_drop=["ALL"] if drop_capabilities else None,
+            )
+        self.runtime_id = self._service.id
+        self.replicas = replicas
+        try:
+            self._await_replicas(time.monotonic() + start_timeout_s)
+        except ProviderError:
+            self._stop_quietly()
+            raise
+        return self.base_url
+
+    def _tasks(self) -> list[dict[str, Any]]:
+        with translate_docker_errors("reading service tasks"):
+            return self._service.tasks()
+
+    def _replica_urls(self, *, healthy: bool, strict: bool = True) -> list[str]:
+        """URLs of running replicas (only healthy ones when ``healthy``).
+
+        ``strict`` (while starting): a failed task raises ``StartupError`` with the service logs.
+        """
+        urls = []
+        for task in self._tasks():
+            status = task.get("Status", {})
+            if strict and status.get("State") in _FAILED:
+                code = status.get("ContainerStatus", {}).get("ExitCode")
+                raise StartupError(
+                    f"a replica of {self._service.name} stopped while starting "
+                    f"({status['State']}, exit code {code}): {status.get('Err') or 'no error reported'}",
+                    log_tail=self.logs(50),
+                    exit_code=code,
+                )
+            if status.get("State") != "running" or task.get("DesiredState") != "running":
+                continue
+            with translate_docker_errors("inspecting a replica"):
+                try:
+                    container = self.client.containers.get(status["ContainerStatus"]["ContainerID"])
+                except docker.errors.NotFound:
+                    continue
+            state = container.attrs["State"]
+            if healthy and (state.get("Health") or {}).get("Status", "healthy") != "healthy":
+                continue
+            ip = container.attrs["NetworkSettings"]["Networks"].get(self._network, {}).get("IPAddress")
+            if ip:
+                urls.append(f"http://{ip}:{self._container_port}")
+        return sorted(urls)
+
+    def _await_replicas(self, deadline: float, *, healthy: bool = False, strict: bool = True) -> None:
+        while True:
+            urls = self._replica_urls(healthy=healthy, strict=strict)
+            if len(urls) >= self.replicas:
+                self.base_urls = urls
+                self.base_url = urls[0]
+                return
+            if time.monotonic() >= deadline:
+                raise StartupTimeoutError(
+                    f"{self._service.name}: {len(urls)} of {self.replicas} replicas "
+                    f"{'healthy' if healthy else 'running'} in time",
+                    log_tail=self.logs(50),
+                )
+            time.sleep(0.25)
+
+    def _check_alive(self) -> None:
+        self._replica_urls(healthy=False)
+
+    def _health_urls(self, base_url: str) -> list[str]:
+        return [url + "/health" for url in self.base_urls or [base_url]]
+
+    def wait_for_ready(self, base_url: str | None = None, timeout_s: float = 60.0) -> None:
+        """Wait until every replica is running, healthy and answering ``/health``."""
+        if self._service is None:
+            raise StartupError("wait_for_ready called before start_container")
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._await_replicas(deadline, healthy=True)
+        except ProviderError:
+            self._stop_quietly()
+            raise
+        super().wait_for_ready(base_url, max(0.1, deadline - time.monotonic()))
+
+    def scale(self, replicas: int, *, timeout_s: float = 60.0) -> list[str]:
+        """Change the replica count and wait until that many are healthy; return their URLs."""
+        if self._service is None or self._stopped:
+            raise ProviderError("nothing is running to scale")
+        if replicas < 1:
+            raise ProviderError(f"replicas must be at least 1, not {replicas}")
+        with translate_docker_errors(f"scaling {self._service.name}"):
+            self._service.reload()  # the update must name the service's current version
+            self._service.scale(replicas)
+        self.replicas = replicas
+        deadline = time.monotonic() + timeout_s
+        while len([t for t in self._tasks() if t.get("DesiredState") == "running"]) > replicas:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.25)
+        self._await_replicas(deadline, healthy=True, strict=False)
+        return list(self.base_urls)
+
+    def status(self) -> RuntimeStatus:
+        if self._stopped:
+            return RuntimeStatus.STOPPED
+        if self._service is None:
+            raise ProviderError("nothing started yet")
+        with translate_docker_errors("reading service status"):
+            try:
+                self._service.reload()
+            except docker.errors.NotFound:
+                return RuntimeStatus.STOPPED
+        states = [
+            t.get("Status", {}).get("State") for t in self._tasks() if t.get("DesiredState") == "running"
+        ]
+        if states and all(s == "running" for s in states):
+            return RuntimeStatus.RUNNING
+        return RuntimeStatus.STARTING if states else RuntimeStatus.EXITED
+
+    def logs(self, tail: int = 100) -> str:
+        if self._service is None:
+            return ""
+        with translate_docker_errors("reading service logs"):
+            try:
+                chunks = self._service.logs(stdout=True, stderr=True, tail=tail)
+                return b"".join(chunks).decode("utf-8", "replace")
+            except docker.errors.NotFound:
+                return ""
+
+    def stop_container(self) -> None:
+        """Remove the service and wait (bounded) until its containers are gone."""
+        if self._stopped or self._service is None:
+            return
+        with translate_docker_errors(f"removing {self._service.name}"):
+            try:
+                self._service.remove()
+            except docker.errors.NotFound:
+                pass
+            deadline = time.monotonic() + 30.0
+            while time.monotonic() < deadline and self.client.containers.list(
+                all=True, filters={"label": f"com.docker.swarm.service.id={self._service.id}"}
+            ):
+                time.sleep(0.2)
+        self._stopped = True
+
+    @classmethod
+    def list_runtimes(
+        cls, *, project: str | None = None, docker_host: str | None = None, **kwargs: Any
+    ) -> list[RuntimeInfo]:
+        probe = cls(project=project, docker_host=docker_host)
+        with translate_docker_errors("listing services"):
+            services = probe.client.services.list(
+                filters=label_filters(provider=cls.kind, project=probe.project)
+            )
+        found = []
+        for service in services:
+            spec = service.attrs["Spec"]
+            found.append(
+                RuntimeInfo(
+                    runtime_id=service.id,
+                    provider=cls.kind,
+                    project=probe.project,
+                    env_name=env_label(spec.get("Labels")),
+                    base_url=None,
+                    status=RuntimeStatus.RUNNING,
+                    extra={
+                        "name": service.name,
+                        "replicas": spec["Mode"].get("Replicated", {}).get("Replicas"),
+                    },
+                )
+            )
+        return found
+
+    @classmethod
+    def attach(cls, runtime_id: str, *, docker_host: str | None = None, **kwargs: Any) -> DockerSwarmProvider:
+        provider = cls(docker_host=docker_host)
+        with translate_docker_errors(f"finding service {runtime_id}"):
+            try:
+                service = provider.client.services.get(runtime_id)
+            except docker.errors.NotFound as exc:
+                raise RuntimeNotFoundError(f"no service {runtime_id!r}", runtime_id=runtime_id) from exc
+        spec = service.attrs["Spec"]
+        if not is_managed(spec.get("Labels"), cls.kind):
+            raise RuntimeNotFoundError(
+                f"service {runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
+            )
+        provider.project = spec["Labels"].get("io.openenv.project", provider.project)
+        provider._service = service
+        provider.runtime_id = service.id
+        provider.replicas = spec["Mode"].get("Replicated", {}).get("Replicas", 1)
+        networks = spec.get("TaskTemplate", {}).get("Networks") or []
+        if networks:
+            provider._network = _network_name(provider.client, networks[0]["Target"])
+        provider.base_urls = provider._replica_urls(healthy=False, strict=False)
+        provider.base_url = provider.base_urls[0] if provider.base_urls else None
+        return provider
+
+
+def _network_name(client: Any, network_id: str) -> str:
+    with translate_docker_errors("inspecting a network"):
+        return client.networks.get(network_id).name

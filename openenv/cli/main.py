@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from openenv.cli.build import build
 from openenv.cli.serve import serve
 
 
@@ -14,6 +15,7 @@ def cli() -> None:
 
 
 cli.add_command(serve)
+cli.add_command(build)
 
 
 def main() -> None:

@@ -117,7 +117,8 @@ class REPLEnvironment(Environment):
     # -- implementation (runs on the sandbox loop) -----------------------------------------
     async def _reset(self, *, seed: int | None = None, episode_id: str | None = None,
                      context: str | None = None, task_prompt: str | None = None,
-                     expected_answer: str | None = None, max_iterations: int | None = None) -> REPLObservation:
+                     expected_answer: str | None = None, max_iterations: int | None = None,
+                     **_unknown: Any) -> REPLObservation:
         context = context if context is not None else self.default_context
         task_prompt = task_prompt if task_prompt is not None else self.default_task_prompt
         limit = int(max_iterations) if max_iterations is not None else self.default_max_iterations

@@ -13,6 +13,7 @@ from tests.server_utils import running_server
 
 CELL_LIMIT_S = 1.5
 GRACE_S = 0.5
+SERVER_CELL_LIMIT_S = 3.0
 MARGIN_S = 3.0  # generous: the machine is shared with other test runs
 
 
@@ -52,8 +53,11 @@ def repl_url() -> Iterator[str]:
     """A real REPL server with short limits, shared by a test module."""
     from openenv.core.env_server.http_server import create_app
 
-    limits = test_limits()
-    app = create_app(lambda: REPLEnvironment(limits=limits, llm=None), REPLAction, REPLObservation,
-                     env_name="repl", web=False)
+    limits = test_limits(cell_timeout_s=SERVER_CELL_LIMIT_S)
+
+    def make() -> REPLEnvironment:
+        return REPLEnvironment(limits=limits, llm=None)
+
+    app = create_app(make, REPLAction, REPLObservation, env_name="repl", web=False)
     with running_server(app) as url:
         yield url

@@ -1,0 +1,108 @@
+"""The REPL env served over HTTP/WebSocket: client surface, concurrency, hogs, disconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+
+import httpx
+import websockets
+
+from openenv.envs.repl.client import REPLEnv
+from tests.envs.repl.conftest import GRACE_S, MARGIN_S, SERVER_CELL_LIMIT_S
+
+
+def test_client_round_trip_with_final_answer(repl_url: str) -> None:
+    with REPLEnv(base_url=repl_url).sync() as env:
+        first = env.reset(context="one two three", task_prompt="count words", expected_answer="3")
+        assert first.observation.context_length == 13 and not first.done
+        step = env.execute("n = len(context.split())\nprint(n)")
+        assert step.observation.result.stdout == "3\n" and step.observation.result.locals_snapshot == {"n": "3"}
+        done = env.execute("FINAL(n)")
+        assert done.done and done.reward == 1.0 and done.observation.final_answer == "3"
+        state = env.state()
+        assert state.final_answer == "3" and state.iteration == 2
+    schema = httpx.get(f"{repl_url}/schema").json()
+    assert {"code", "is_final", "final_answer"} <= set(schema["action"]["properties"])
+
+
+async def _quick_session(url: str, tag: int, stuck_done: asyncio.Event) -> bool:
+    async with REPLEnv(base_url=url) as env:
+        await env.reset(context=f"session {tag}")
+        for i in range(5):
+            result = await env.execute(f"v = {i} * {tag}\nprint(context, v)")
+            assert result.observation.result.stdout == f"session {tag} {i * tag}\n"
+        return not stuck_done.is_set()
+
+
+async def _stuck_session(url: str, stuck_done: asyncio.Event) -> str:
+    async with REPLEnv(base_url=url) as env:
+        await env.reset()
+        await env.execute("ready = 1")
+        result = await env.execute("while True:\n    pass")
+        stuck_done.set()
+        return result.observation.outcome
+
+
+def test_eight_sessions_one_stuck(repl_url: str) -> None:
+    async def main() -> None:
+        stuck_done = asyncio.Event()
+        stuck = asyncio.create_task(_stuck_session(repl_url, stuck_done))
+        await asyncio.sleep(0.2)
+        quick = await asyncio.gather(*(_quick_session(repl_url, tag, stuck_done) for tag in range(1, 8)))
+        assert all(quick), "a quick session had to wait for the stuck one"
+        assert await stuck == "timeout"
+
+    asyncio.run(main())
+
+
+def test_gil_holding_cell_freezes_nothing_else(repl_url: str) -> None:
+    async def main() -> None:
+        async with REPLEnv(base_url=repl_url) as hog, REPLEnv(base_url=repl_url) as other:
+            await hog.reset()
+            await other.reset()
+            began = time.monotonic()
+            hogging = asyncio.create_task(hog.execute("sum(range(10**12))"))
+            await asyncio.sleep(0.3)
+            async with httpx.AsyncClient() as http:
+                health = await http.get(f"{repl_url}/health", timeout=10)
+            assert health.status_code == 200
+            assert (await other.execute("6 * 7")).observation.result.stdout == "42\n"
+            assert not hogging.done()
+            result = await hogging
+            assert result.observation.outcome == "timeout" and result.observation.namespace_lost
+            assert time.monotonic() - began < SERVER_CELL_LIMIT_S + GRACE_S + MARGIN_S
+
+    asyncio.run(main())
+
+
+def _gone(pid: int, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_disconnect_mid_cell_kills_the_worker(repl_url: str) -> None:
+    async def main() -> int:
+        ws_url = repl_url.replace("http://", "ws://") + "/ws"
+        async with websockets.connect(ws_url) as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+            await ws.recv()
+            await ws.send(json.dumps({"type": "step", "data": {"code": "import os\nos.getpid()"}}))
+            pid = int(json.loads(await ws.recv())["data"]["observation"]["result"]["stdout"])
+            await ws.send(json.dumps({"type": "step", "data": {"code": "while True:\n    pass"}}))
+            await asyncio.sleep(0.3)
+        return pid
+
+    pid = asyncio.run(main())
+    assert pid != os.getpid()
+    assert _gone(pid, within_s=GRACE_S + MARGIN_S)

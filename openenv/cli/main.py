@@ -20,3 +20,7 @@ cli.add_command(build)
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

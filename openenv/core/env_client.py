@@ -215,7 +215,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
                 f"No reply from {self._url} within {wait_s or self._message_timeout:g} s"
             ) from None
         except websockets.exceptions.ConnectionClosed as exc:
+            last_words = await self._last_error(ws)
             await self._abandon()
+            if last_words is not None:
+                raise last_words from None
             raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
         if reply.get("type") == "error":
             err = error_from_wire(reply.get("data") or {})
@@ -236,6 +239,18 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             if rid is None or reply.get("request_id", rid) == rid:
                 return reply
             # a stale reply to a request that already timed out: skip it
+
+    @staticmethod
+    async def _last_error(ws: ClientConnection) -> OpenEnvError | None:
+        """An error frame the server sent just before hanging up (e.g. CAPACITY_REACHED)."""
+        try:
+            raw = await with_deadline(ws.recv(), 0.2)
+            reply = loads(raw)
+        except (websockets.exceptions.ConnectionClosed, TimeoutError, OpenEnvError):
+            return None
+        if isinstance(reply, dict) and reply.get("type") == "error":
+            return error_from_wire(reply.get("data") or {})
+        return None
 
     async def _abandon(self) -> None:
         self._state = ClientState.CLOSED

@@ -111,19 +111,21 @@ def build_env_image(
     base_image = base_image or DEFAULT_BASE_IMAGE
     client = engine_client(docker_host, timeout=600)
     cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "openenv" / "wheelhouse"
-    with translate_docker_errors("looking up the base image"):
-        try:
-            base_id = client.images.get(base_image).id
-        except docker.errors.ImageNotFound:
-            base_id = base_image
-    with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
-        ctx = Path(tmp)
-        buildargs = {"BASE_IMAGE": base_image, "OPENENV_ENV": "/app/env" if env_dir else name}
-        buildargs.update(_stage(ctx, env_dir, offline, cache))
-        content_hash = _context_hash(ctx, buildargs, base_id)
-        if not force and _has_image(client, tag, content_hash):
-            return tag
-        _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log)
+    try:
+        with translate_docker_errors("looking up the base image"):
+            try:
+                base_id = client.images.get(base_image).id
+            except docker.errors.ImageNotFound:
+                base_id = base_image
+        with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
+            ctx = Path(tmp)
+            buildargs = {"BASE_IMAGE": base_image, "OPENENV_ENV": "/app/env" if env_dir else name}
+            buildargs.update(_stage(ctx, env_dir, offline, cache))
+            content_hash = _context_hash(ctx, buildargs, base_id)
+            if force or not _has_image(client, tag, content_hash):
+                _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log)
+    finally:
+        client.close()
     return tag
 
 

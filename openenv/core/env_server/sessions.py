@@ -38,6 +38,7 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: asyncio.Future | Future | None = None
     owned: bool = True
+    on_close: Callable[[str], None] | None = None
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -116,10 +117,15 @@ class SessionManager:
             log.exception("environment factory failed")
             raise FactoryError(f"Could not create the environment: {safe_error_text(exc)}") from None
 
-    async def close(self, session_id: str) -> None:
-        """Close a session and its environment; unknown ids are ignored."""
+    async def close(self, session_id: str, reason: str | None = None) -> None:
+        """Close a session and its environment; unknown ids are ignored.
+
+        ``reason`` is passed to the session's ``on_close`` hook (e.g. to tell a WebSocket peer).
+        """
         session = self._sessions.pop(session_id, None)
         if session is not None:
+            if reason and session.on_close is not None:
+                session.on_close(reason)
             await self.dispose(session.env, owned=session.owned, pending=session.pending)
 
     async def dispose(self, env: Any, *, owned: bool = True, pending: Any = None) -> None:
@@ -172,5 +178,5 @@ class SessionManager:
         stale = [s.id for s in self._sessions.values() if s.last_active < cutoff and not s.busy]
         for session_id in stale:
             log.info("reaping idle session %s", session_id)
-            await self.close(session_id)
+            await self.close(session_id, reason=f"Session closed after {self.idle_timeout_s:g} s idle")
         return stale

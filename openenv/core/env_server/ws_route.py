@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
+from openenv.core._deadline import with_deadline
 from openenv.core.env_server.dispatch import parse_timeout
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.serialization import dumps, loads
@@ -24,6 +25,7 @@ from openenv.core.errors import (
     FactoryError,
     OpenEnvError,
     ProtocolError,
+    SessionNotFoundError,
 )
 
 __all__ = ["FEATURES", "build_ws_router"]
@@ -31,7 +33,8 @@ __all__ = ["FEATURES", "build_ws_router"]
 log = logging.getLogger("openenv.server")
 
 FEATURES = "request-id,timeout"
-_FATAL = (CapacityError, FactoryError)
+REFUSAL_WAIT_S = 5.0
+_FATAL = (CapacityError, FactoryError, SessionNotFoundError)
 
 
 def _error_frame(err: OpenEnvError, request_id: Any = None) -> bytes:
@@ -139,9 +142,35 @@ class _Connection:
     async def _session(self) -> Session:
         if self.session is None:
             self.session = await self.server.sessions.create("ws")
+            self.session.on_close = self._closed_by_server
         else:
             self.session.touch()
         return self.session
+
+    async def refuse(self, err: OpenEnvError) -> None:
+        """Answer the peer's first frame with ``err`` (so clients read it as a reply), then hang up."""
+        request_id = None
+        try:
+            message = await with_deadline(self.next_message(), REFUSAL_WAIT_S)
+            if message.get("type") == "websocket.disconnect":
+                return
+            frame = loads(message["text"]) if message.get("text") else None
+            request_id = frame.get("request_id") if isinstance(frame, dict) else None
+        except (TimeoutError, OpenEnvError):
+            log.debug("no usable first frame before refusing", exc_info=True)
+        await self.send(_error_frame(err, request_id))
+
+    def _closed_by_server(self, reason: str) -> None:
+        """The server closed our session (idle reaping): tell the peer, then hang up."""
+        self.session = None
+        asyncio.ensure_future(self._hang_up(SessionNotFoundError(reason)))
+
+    async def _hang_up(self, err: OpenEnvError) -> None:
+        try:
+            await self.send(_error_frame(err))
+            await self.ws.close(code=1001, reason="session closed")
+        except (RuntimeError, WebSocketDisconnect, OSError):
+            log.debug("peer already gone", exc_info=True)
 
     async def close(self) -> None:
         if self._recv is not None:
@@ -152,7 +181,7 @@ class _Connection:
         if self.ws.application_state == WebSocketState.CONNECTED:
             try:
                 await self.ws.close()
-            except RuntimeError:
+            except (RuntimeError, WebSocketDisconnect):
                 log.debug("socket already closed", exc_info=True)
 
 
@@ -168,7 +197,7 @@ def build_ws_router(server: HTTPEnvServer) -> APIRouter:
             try:
                 await conn._session()
             except _FATAL as err:
-                await conn.send(_error_frame(err))
+                await conn.refuse(err)
                 return
             while True:
                 message = await conn.next_message()

@@ -7,9 +7,9 @@ from typing import Any
 
 import docker.errors
 
-from .base import LABEL_PREFIX, MANAGED_BY, ContainerProvider, RuntimeInfo, RuntimeStatus
+from .base import LABEL_PREFIX, MANAGED_BY, RuntimeInfo, RuntimeStatus
 from .docker_engine import (
-    engine_client,
+    EngineProvider,
     env_label,
     is_managed,
     label_filters,
@@ -51,7 +51,7 @@ def ensure_network(client: Any, name: str, *, internal: bool, scope: str = "loca
     return name
 
 
-class LocalDockerProvider(ContainerProvider):
+class LocalDockerProvider(EngineProvider):
     """Runs an env image as a local container.
 
     Args:
@@ -62,17 +62,8 @@ class LocalDockerProvider(ContainerProvider):
     kind = "docker"
 
     def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
-        super().__init__(project=project)
-        self.docker_host = docker_host
-        self._client: Any = None
+        super().__init__(project=project, docker_host=docker_host)
         self._container: Any = None
-        self._stopped = False
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = engine_client(self.docker_host)
-        return self._client
 
     def start_container(
         self,
@@ -180,7 +171,7 @@ class LocalDockerProvider(ContainerProvider):
         return _STATUS.get(self._container.status, RuntimeStatus.STARTING)
 
     def logs(self, tail: int = 100) -> str:
-        if self._container is None:
+        if self._container is None or self._stopped:
             return ""
         with translate_docker_errors("reading container logs"):
             return self._container.logs(tail=tail).decode("utf-8", "replace")
@@ -196,16 +187,20 @@ class LocalDockerProvider(ContainerProvider):
             except docker.errors.NotFound:
                 pass
         self._stopped = True
+        self.close_client()
 
     @classmethod
     def list_runtimes(
         cls, *, project: str | None = None, docker_host: str | None = None, **kwargs: Any
     ) -> list[RuntimeInfo]:
         probe = cls(project=project, docker_host=docker_host)
-        with translate_docker_errors("listing containers"):
-            containers = probe.client.containers.list(
-                all=True, filters=label_filters(provider=cls.kind, project=probe.project)
-            )
+        try:
+            with translate_docker_errors("listing containers"):
+                containers = probe.client.containers.list(
+                    all=True, filters=label_filters(provider=cls.kind, project=probe.project)
+                )
+        finally:
+            probe.close_client()
         found = []
         for container in containers:
             ports = container.attrs["NetworkSettings"].get("Ports") or {}

@@ -5,16 +5,18 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import docker.errors
 import requests
 
 import docker
 
-from .base import LABEL_PREFIX, MANAGED_BY
+from .base import LABEL_PREFIX, MANAGED_BY, ContainerProvider
 from .errors import EngineUnavailableError, ImageNotFoundError, PortInUseError, ProviderError
 
 __all__ = [
+    "EngineProvider",
     "engine_client",
     "env_label",
     "is_managed",
@@ -96,3 +98,28 @@ def is_managed(labels: dict[str, str] | None, provider: str) -> bool:
         labels.get(f"{LABEL_PREFIX}.managed-by") == MANAGED_BY
         and labels.get(f"{LABEL_PREFIX}.provider") == provider
     )
+
+
+class EngineProvider(ContainerProvider):
+    """Base of the providers that talk to a Docker engine: one lazily made client, closed on stop."""
+
+    def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
+        super().__init__(project=project)
+        self.docker_host = docker_host
+        self._client: Any = None
+        self._stopped = False
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def _connect(self) -> Any:
+        return engine_client(self.docker_host)
+
+    def close_client(self) -> None:
+        """Release the engine connection (a later call reconnects)."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()

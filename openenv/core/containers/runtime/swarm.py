@@ -16,10 +16,10 @@ import docker.errors
 import docker.types
 import docker.utils
 
-from .base import ContainerProvider, RuntimeInfo, RuntimeStatus
+from .base import RuntimeInfo, RuntimeStatus
 from .docker import ensure_network
 from .docker_engine import (
-    engine_client,
+    EngineProvider,
     env_label,
     is_managed,
     label_filters,
@@ -35,7 +35,7 @@ CLOSED_NETWORK = "openenv-swarm-internal"
 _FAILED = {"failed", "rejected", "orphaned", "complete"}  # an env server never completes
 
 
-class DockerSwarmProvider(ContainerProvider):
+class DockerSwarmProvider(EngineProvider):
     """Runs an env image as a Docker Swarm service on this node's swarm.
 
     Args:
@@ -46,25 +46,21 @@ class DockerSwarmProvider(ContainerProvider):
     kind = "swarm"
 
     def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
-        super().__init__(project=project)
-        self.docker_host = docker_host
+        super().__init__(project=project, docker_host=docker_host)
         self.base_urls: list[str] = []
         self.replicas = 0
-        self._client: Any = None
         self._service: Any = None
         self._network = OPEN_NETWORK
         self._container_port = 8000
-        self._stopped = False
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = engine_client(self.docker_host)
-            with translate_docker_errors("checking the swarm"):
-                state = self._client.info().get("Swarm", {}).get("LocalNodeState")
-            if state != "active":
-                raise ProviderError(f"this Docker engine is not in an active swarm (state: {state})")
-        return self._client
+    def _connect(self) -> Any:
+        client = super()._connect()
+        with translate_docker_errors("checking the swarm"):
+            state = client.info().get("Swarm", {}).get("LocalNodeState")
+        if state != "active":
+            client.close()
+            raise ProviderError(f"this Docker engine is not in an active swarm (state: {state})")
+        return client
 
     def start_container(
         self,
@@ -237,7 +233,7 @@ class DockerSwarmProvider(ContainerProvider):
         return RuntimeStatus.STARTING if states else RuntimeStatus.EXITED
 
     def logs(self, tail: int = 100) -> str:
-        if self._service is None:
+        if self._service is None or self._stopped:
             return ""
         with translate_docker_errors("reading service logs"):
             try:
@@ -261,6 +257,7 @@ class DockerSwarmProvider(ContainerProvider):
             ):
                 time.sleep(0.2)
         self._stopped = True
+        self.close_client()
 
     @classmethod
     def list_runtimes(

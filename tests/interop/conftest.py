@@ -1,0 +1,60 @@
+"""The published openenv-core as a peer, in its own venv and its own processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests._require import require
+from tests.server_utils import free_port, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = Path(__file__).parent / "peers"
+
+
+@pytest.fixture(scope="session")
+def peer_python() -> str:
+    """Path of the peer venv's python (installed by scripts/peer-openenv-core)."""
+    python = ROOT / ".cache" / "peer-openenv-core" / "bin" / "python"
+    if not python.exists() and os.environ.get("OPENENV_REQUIRE_ALL"):
+        subprocess.run([str(ROOT / "scripts" / "peer-openenv-core")], check=True, timeout=600)
+    require(python.exists(), "published openenv-core peer venv (scripts/peer-openenv-core)")
+    return str(python)
+
+
+def run_peer(peer_python: str, script: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run a peer script with the published package (cwd outside this repo, -P: no repo on sys.path)."""
+    return subprocess.run(
+        [peer_python, "-P", str(PEERS / script), *args],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+
+
+@pytest.fixture(scope="session")
+def published_server(peer_python: str) -> Iterator[str]:
+    """An echo env served by the published package (cap 2 sessions)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [peer_python, "-P", str(PEERS / "published_echo_server.py"), str(port), "2"],
+        cwd="/",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, timeout_s=60)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr:
+            proc.stderr.close()
+

@@ -10,6 +10,7 @@ never share an episode; the session id travels in the fragment URLs, not in a co
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import time
@@ -32,6 +33,8 @@ from webui.templating import render, url
 from webui.web_sessions import WebSession, WebSessions
 
 log = logging.getLogger("openenv.webui")
+OPEN_RETRIES = 4
+OPEN_RETRY_DELAY_S = 0.25
 
 _STATUS = {
     "VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "TIMEOUT": 504,
@@ -56,13 +59,24 @@ class EnvPage:
     async def index(self, request: Request) -> Response:
         meta = await self._metadata()
         try:
-            sid = await self.server.open_session(kind="web")
+            sid = await self._open_session()
         except CapacityError as exc:
             return self._error_page(request, 503, "All sessions are busy", _cap_message(exc))
         except OpenEnvError as exc:
             return self._error_page(request, _STATUS.get(exc.code, 500), "Could not start a session", exc.message)
         ws = self.tabs.add(sid)
         return await self._page(request, ws, meta=meta)
+
+    async def _open_session(self) -> str:
+        """Open a pool session; a reloaded tab's old session may still be closing, so retry briefly."""
+        for attempt in range(OPEN_RETRIES):
+            try:
+                return await self.server.open_session(kind="web")
+            except CapacityError:
+                if attempt == OPEN_RETRIES - 1:
+                    raise
+                await asyncio.sleep(OPEN_RETRY_DELAY_S)
+        raise AssertionError("unreachable")
 
     async def static(self, request: Request, path: str) -> Response:
         return assets.static_response(path, request.query_params.get("v"))

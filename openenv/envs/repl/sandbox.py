@@ -15,6 +15,7 @@ import atexit
 import enum
 import json
 import os
+import shutil
 import signal
 import weakref
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,8 @@ from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, is_
 
 WORKER_SOURCE = Path(__file__).with_name("worker.py").read_text(encoding="utf-8")
 READ_LIMIT = 64 << 20
+UNSHARE = shutil.which("unshare", path="/usr/bin:/bin")
+SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
 
 LLMHandler = Callable[[list[str], "str | None"], Awaitable[list[str]]]
 
@@ -161,9 +164,10 @@ class Sandbox:
         }
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir,
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+        prefix = self._launcher(cfg)
         try:
             proc = await asyncio.create_subprocess_exec(
-                self.limits.interpreter(), "-I", "-S", "-B", "-c", WORKER_SOURCE, json.dumps(cfg),
+                *prefix, self.limits.interpreter(), "-I", "-S", "-B", "-c", WORKER_SOURCE, json.dumps(cfg),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, start_new_session=True, env=env, cwd=self.workdir,
                 limit=READ_LIMIT,
@@ -181,6 +185,21 @@ class Sandbox:
         worker = _Worker(proc, hello)
         worker.reader = asyncio.ensure_future(self._read(worker))
         return worker
+
+    def _launcher(self, cfg: dict) -> list[str]:
+        """``unshare``/``setpriv`` in front of the interpreter, when present (see worker.confine)."""
+        assert self.ident is not None
+        prefix: list[str] = []
+        if not self.limits.network and is_root() and UNSHARE:
+            prefix += [UNSHARE, "--net", "--"]
+            cfg["netns_done"] = True
+        if SETPRIV:
+            prefix.append(SETPRIV)
+            if self.ident.uid is not None:
+                prefix += [f"--reuid={self.ident.uid}", f"--regid={self.ident.gid}", "--clear-groups"]
+            prefix += ["--no-new-privs", "--"]
+            cfg["nnp_done"] = True
+        return prefix
 
     async def _handshake(self, proc: asyncio.subprocess.Process) -> tuple[dict, dict]:
         assert proc.stdout is not None and proc.stdin is not None

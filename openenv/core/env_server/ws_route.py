@@ -70,20 +70,32 @@ class _Connection:
             self._recv = None
 
     async def run_watching_peer(self, coro: Any) -> tuple[bool, Any]:
-        """Run ``coro``; if the peer disconnects first, cancel it. Returns (peer_alive, result)."""
-        work = asyncio.ensure_future(coro)
+        """Await ``coro``; if the peer disconnects meanwhile, cancel it. Returns (peer_alive, result)."""
         recv = self._arm()
-        done, _ = await asyncio.wait({work, recv}, return_when=asyncio.FIRST_COMPLETED)
-        if work in done:
-            return True, work.result()
-        if recv.result().get("type") == "websocket.disconnect":
-            work.cancel()
-            try:
-                await work
-            except (asyncio.CancelledError, Exception):
-                log.debug("step cancelled after peer left", exc_info=True)
+        if recv.done() and _is_disconnect(recv):
+            coro.close()
             return False, None
-        return True, await work  # a pipelined frame: keep it for the next loop turn
+        me = asyncio.current_task()
+        peer_left = False
+
+        def on_frame(task: asyncio.Task) -> None:
+            nonlocal peer_left
+            if _is_disconnect(task) and me is not None:
+                peer_left = True
+                me.cancel()
+
+        recv.add_done_callback(on_frame)
+        try:
+            return True, await coro
+        except asyncio.CancelledError:
+            if not peer_left:
+                raise
+            if me is not None and hasattr(me, "uncancel"):
+                me.uncancel()
+            log.debug("call cancelled: the peer left mid-step")
+            return False, None
+        finally:
+            recv.remove_done_callback(on_frame)
 
     async def handle(self, message: dict[str, Any]) -> bool:
         """Handle one frame; False ends the connection."""
@@ -183,6 +195,12 @@ class _Connection:
                 await self.ws.close()
             except (RuntimeError, WebSocketDisconnect):
                 log.debug("socket already closed", exc_info=True)
+
+
+def _is_disconnect(task: asyncio.Task) -> bool:
+    if task.cancelled() or task.exception() is not None:
+        return True
+    return task.result().get("type") == "websocket.disconnect"
 
 
 def build_ws_router(server: HTTPEnvServer) -> APIRouter:

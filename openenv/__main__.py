@@ -1,0 +1,5 @@
+"""``python -m openenv``: the ``openenv`` command."""
+
+from openenv.cli.main import main
+
+main()

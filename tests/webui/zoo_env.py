@@ -1,8 +1,11 @@
-"""An environment whose action is the zoo model, with reset parameters and rich observations."""
+"""An environment whose action is the zoo model, with reset parameters and rich observations.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: the server reads ``reset``'s parameter
+annotations as objects to build the reset form (string annotations are not resolved yet).
+"""
 
 import base64
+import json
 import struct
 import zlib
 from typing import Any, ClassVar, Literal
@@ -12,9 +15,9 @@ from openenv.core.env_server.types import EnvironmentMetadata, Observation, Stat
 from tests.webui.zoo import ZooAction
 
 
-def tiny_png(width: int = 24, height: int = 12) -> str:
+def tiny_png(width: int = 96, height: int = 48) -> str:
     """A real base64 PNG (a blue gradient), made here so tests need no files."""
-    rows = b"".join(b"\x00" + b"".join(bytes((x * 10 % 256, 80, 200)) for x in range(width)) for _ in range(height))
+    rows = b"".join(b"\x00" + b"".join(bytes((x * 2 % 256, 80, 200)) for x in range(width)) for _ in range(height))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -26,6 +29,7 @@ def tiny_png(width: int = 24, height: int = 12) -> str:
 
 class ZooObservation(Observation):
     echo: dict[str, Any] = {}
+    echo_json: str = ""
     note: str = ""
     image: str = ""
     log: str = ""
@@ -54,6 +58,7 @@ class ZooEnvironment(Environment):
         self._state.last_text = action.text
         return ZooObservation(
             echo=action.model_dump(mode="json", by_alias=True),
+            echo_json=json.dumps(action.model_dump(mode="json", by_alias=True), indent=1),
             note=f"step {self._state.step_count}: {action.text}\nsecond line",
             image=tiny_png(),
             log="\n".join(f"line {i}" for i in range(action.count * 200)),

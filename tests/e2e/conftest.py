@@ -1,0 +1,75 @@
+"""One headless Debian Chromium per test session, driven by Playwright, against real servers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._require import require
+from tests.webui.servers import echo_app, serve, zoo_app
+
+CHROMIUM = os.environ.get("OPENENV_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    require(Path(CHROMIUM).is_file(), f"Chromium at {CHROMIUM} (scripts/system/30-browser.sh)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "the playwright package (test extra)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def zoo_web() -> Iterator[str]:
+    with serve(zoo_app()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def echo_web() -> Iterator[str]:
+    with serve(echo_app()) as url:
+        yield url
+
+
+@pytest.fixture()
+def context(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.set_default_timeout(15_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture()
+def page(context: Any) -> Iterator[Any]:
+    """A fresh tab; page errors (uncaught JS exceptions) fail the test."""
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield tab
+    assert errors == []
+
+
+@pytest.fixture()
+def shot(request: pytest.FixtureRequest) -> Any:
+    """shot(page, label): save a full-page screenshot under test-artifacts/e2e/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def take(tab: Any, label: str = "") -> Path:
+        name = request.node.name.replace("[", "-").replace("]", "") + (f"-{label}" if label else "")
+        path = ARTIFACTS / f"{name}.png"
+        tab.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take

@@ -1,0 +1,161 @@
+"""What can be launched: bundled envs, env directories and ``module:app`` paths the user added,
+and local Docker images carrying OpenEnv labels. User additions persist in ``catalogue.json``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openenv.cli.targets import TargetError, bundled_envs, resolve_target
+from openenv.core.containers.runtime import ProviderError
+from openenv.core.containers.runtime.docker_engine import engine_client, translate_docker_errors
+from webui.studio.errors import CatalogueError, NotFoundError
+
+__all__ = ["Catalogue", "DockerStatus", "Entry", "probe_docker"]
+
+IMAGE_LABEL = "io.openenv.build-hash"
+_MODULE_APP = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_DOCKER_TTL_S = 15.0
+
+
+@dataclass(frozen=True)
+class DockerStatus:
+    """Whether the Docker engine (and a swarm) can be used, and if not, why."""
+
+    available: bool
+    swarm: bool = False
+    reason: str = ""
+    images: tuple[tuple[str, str], ...] = ()  # (tag, short id)
+
+
+def probe_docker(enabled: bool, docker_host: str | None) -> DockerStatus:
+    """Ping the engine once; list images with OpenEnv labels."""
+    if not enabled:
+        return DockerStatus(False, reason="Docker is turned off (OPENENV_STUDIO_DOCKER=false).")
+    try:
+        client = engine_client(docker_host, timeout=5)
+    except ProviderError as exc:
+        return DockerStatus(False, reason=exc.message)
+    try:
+        with translate_docker_errors("probing Docker"):
+            swarm = client.info().get("Swarm", {}).get("LocalNodeState") == "active"
+            images = client.images.list(filters={"label": IMAGE_LABEL})
+    except ProviderError as exc:
+        return DockerStatus(False, reason=exc.message)
+    finally:
+        client.close()
+    tags = sorted((tag, image.short_id.split(":")[-1]) for image in images for tag in image.tags)
+    return DockerStatus(True, swarm=swarm, images=tuple(tags))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One launchable thing; ``key`` is URL-safe and stable."""
+
+    key: str
+    kind: str  # bundled | directory | module | image
+    target: str
+    providers: tuple[str, ...]
+    detail: str = ""
+
+    @property
+    def name(self) -> str:
+        if self.kind == "directory":
+            return Path(self.target).name
+        return self.target
+
+
+def _key(kind: str, target: str) -> str:
+    return kind[0] + hashlib.sha256(f"{kind}:{target}".encode()).hexdigest()[:11]
+
+
+class Catalogue:
+    """Launchable entries; Docker facts cached for a few seconds."""
+
+    def __init__(self, data_dir: Path, *, docker: bool, docker_host: str | None) -> None:
+        self.path = data_dir / "catalogue.json"
+        self.docker_enabled = docker
+        self.docker_host = docker_host
+        self._lock = threading.Lock()
+        self._docker: tuple[float, DockerStatus] | None = None
+
+    def docker(self, *, fresh: bool = False) -> DockerStatus:
+        cached = self._docker
+        if cached is None or fresh or time.monotonic() - cached[0] > _DOCKER_TTL_S:
+            status = probe_docker(self.docker_enabled, self.docker_host)
+            self._docker = (time.monotonic(), status)
+            return status
+        return cached[1]
+
+    def _user_targets(self) -> list[dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return []
+        return [d for d in data if isinstance(d, dict) and "target" in d] if isinstance(data, list) else []
+
+    def _save(self, items: list[dict[str, str]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(items, indent=1))
+        os.replace(tmp, self.path)
+
+    def entries(self, docker: DockerStatus | None = None) -> list[Entry]:
+        out = [Entry(_key("bundled", n), "bundled", n, ("process",), "bundled with openenv")
+               for n in bundled_envs()]
+        for item in self._user_targets():
+            kind, target = item.get("kind", "module"), item["target"]
+            out.append(Entry(_key(kind, target), kind, target, ("process",), item.get("detail", "")))
+        docker = docker or DockerStatus(False)
+        if docker.available:
+            kinds = ("docker", "swarm") if docker.swarm else ("docker",)
+            out += [Entry(_key("image", tag), "image", tag, kinds, f"image {short}") for tag, short in docker.images]
+        return out
+
+    def get(self, key: str, docker: DockerStatus | None = None) -> Entry:
+        for entry in self.entries(docker):
+            if entry.key == key:
+                return entry
+        raise NotFoundError(f"no catalogue entry {key!r}", what="entry")
+
+    def add(self, target: str) -> Entry:
+        """Add an env directory or ``module:app`` path (checked, not imported)."""
+        target = target.strip()
+        if not target:
+            raise CatalogueError("Enter an env directory or a module:app path.")
+        path = Path(target).expanduser()
+        if path.is_dir():
+            try:
+                resolve_target(str(path))
+            except TargetError as exc:
+                raise CatalogueError(str(exc)) from exc
+            kind, target = "directory", str(path.resolve())
+        elif _MODULE_APP.match(target):
+            kind = "module"
+        else:
+            raise CatalogueError(f"{target!r} is neither an env directory nor a module:app path.")
+        with self._lock:
+            items = self._user_targets()
+            if not any(i["target"] == target for i in items):
+                items.append({"kind": kind, "target": target, "added_at": str(time.time())})
+                self._save(items)
+        return Entry(_key(kind, target), kind, target, ("process",))
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            items = self._user_targets()
+            kept = [i for i in items if _key(i.get("kind", "module"), i["target"]) != key]
+            if len(kept) == len(items):
+                raise NotFoundError(f"no user-added entry {key!r}", what="entry")
+            self._save(kept)
+
+    @staticmethod
+    def as_dict(entry: Entry) -> dict[str, Any]:
+        return {"key": entry.key, "kind": entry.kind, "target": entry.target, "providers": list(entry.providers)}

@@ -6,6 +6,8 @@ uid is what makes the boundaries real: ``RLIMIT_NPROC`` counts that session
 only, its files (mode 0700) and ``/proc`` entries are closed to other sessions,
 it cannot signal or ptrace them, and ``kill(-1)`` issued as that uid reaches
 every process it ever started, including ones that left the process group.
+A lock file still saying ``busy`` marks a uid whose holder crashed: its leftover
+processes are killed before the uid is handed out again.
 Without root, workers run as the server's own user (see docs/repl-security.md).
 """
 
@@ -52,6 +54,7 @@ class Identity:
     def release(self) -> None:
         """Give the uid back to the pool."""
         if self._lock_fd is not None:
+            os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -70,7 +73,9 @@ def acquire_identity() -> Identity:
         except OSError:
             os.close(fd)
             continue
-        kill_uid(uid)  # leftovers of a crashed server that held this uid
+        if os.pread(fd, 4, 0) == b"busy":  # its last holder died without releasing it
+            kill_uid(uid)
+        os.pwrite(fd, b"busy", 0)
         return Identity(uid, uid, fd)
     raise RuntimeError("no free worker uid left in the pool")
 

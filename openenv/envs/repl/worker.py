@@ -55,7 +55,10 @@ def confine(cfg: dict) -> dict:
         which = getattr(resource, name)
         hard = resource.getrlimit(which)[1]
         limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (limit, limit))
+        # CPU: SIGXCPU at the soft limit (reported as such), SIGKILL a second later.
+        roomy = hard == resource.RLIM_INFINITY or limit + 1 <= hard
+        top = limit + 1 if which == resource.RLIMIT_CPU and roomy else limit
+        resource.setrlimit(which, (limit, top))
     os.umask(0o077)
     os.chdir(cfg["cwd"])
     uid, gid = cfg.get("uid"), cfg.get("gid")

@@ -95,3 +95,26 @@ def test_reset_starts_a_fresh_worker(make_env) -> None:
     env.reset()
     assert _gone(pid)
     assert "NameError" in run(env, "old").result.exception
+
+
+def test_a_crashed_holders_processes_die_before_its_uid_is_reused(monkeypatch) -> None:
+    import subprocess
+
+    from openenv.envs.repl import identity
+
+    require(is_root(), "root, for per-session uids")
+    monkeypatch.setattr(identity, "UID_BASE", 470000 + os.getpid() % 10000)
+    monkeypatch.setattr(identity, "UID_COUNT", 1)
+    first = identity.acquire_identity()
+    leftover = subprocess.Popen(["sleep", "300"], user=first.uid, group=first.gid, extra_groups=[])
+    try:
+        os.close(first._lock_fd)  # the holder "crashes": the lock goes, the busy mark stays
+        second = identity.acquire_identity()
+        assert second.uid == first.uid
+        assert leftover.wait(timeout=10) == -9
+        second.release()
+        third = identity.acquire_identity()  # released cleanly: nothing to kill, still reusable
+        third.release()
+    finally:
+        leftover.kill()
+        leftover.wait()

@@ -163,3 +163,29 @@ def test_worker_runs_unprivileged_when_root(make_env) -> None:
     ids = run(env, "import os\n(os.getuid(), os.geteuid(), os.getgroups())").result.stdout
     uid, euid, groups = eval(ids)  # noqa: S307 - our own worker's repr of a tuple
     assert uid != 0 and euid != 0 and groups == []
+
+
+def test_cpu_time_backstop(make_env) -> None:
+    from tests.envs.repl.conftest import test_limits
+
+    env = make_env(limits=test_limits(cpu_s=1, cell_timeout_s=20))
+    obs, took = _timed(env, "while True:\n    pass")
+    assert obs.outcome == "worker_died" and "CPU-time limit" in obs.result.exception
+    assert took < 20
+    assert run(env, "'restarted'").result.success
+
+
+def test_file_size_limit(make_env) -> None:
+    from tests.envs.repl.conftest import test_limits
+
+    env = make_env(limits=test_limits(file_mb=1))
+    obs = run(env, "with open('big.bin', 'wb') as f:\n    f.write(b'0' * (2 << 20))")
+    assert "File too large" in (obs.result.exception or "")
+
+
+def test_open_files_limit(make_env) -> None:
+    from tests.envs.repl.conftest import test_limits
+
+    env = make_env(limits=test_limits(open_files=32))
+    obs = run(env, "handles = [open('/dev/null') for _ in range(100)]")
+    assert "Too many open files" in (obs.result.exception or "")

@@ -106,3 +106,26 @@ def test_disconnect_mid_cell_kills_the_worker(repl_url: str) -> None:
     pid = asyncio.run(main())
     assert pid != os.getpid()
     assert _gone(pid, within_s=GRACE_S + MARGIN_S)
+
+
+def test_idle_reaping_kills_the_worker() -> None:
+    from openenv.core.env_server.http_server import create_app
+    from openenv.envs.repl.environment import REPLEnvironment
+    from openenv.envs.repl.models import REPLAction, REPLObservation
+    from tests.envs.repl.conftest import test_limits
+    from tests.server_utils import running_server
+
+    def make() -> REPLEnvironment:
+        return REPLEnvironment(limits=test_limits(), llm=None)
+
+    app = create_app(make, REPLAction, REPLObservation, env_name="repl", web=False, session_timeout_s=0.5)
+
+    async def main(url: str) -> int:
+        async with REPLEnv(base_url=url) as env:
+            await env.reset()
+            pid = int((await env.execute("import os\nos.getpid()")).observation.result.stdout)
+            assert _gone(pid, within_s=0.5 + MARGIN_S)
+            return pid
+
+    with running_server(app) as url:
+        asyncio.run(main(url))

@@ -1,11 +1,13 @@
 """What a recording run knows about its environment: name, version, schema hashes, provider.
 
-Read once per run from the server's ``GET /metadata`` and ``GET /schema``; an unreachable or
-older server just leaves the fields empty (the env name then falls back to the client class).
+Read once per run from the server's ``GET /metadata`` and ``GET /schema`` (remembered per URL
+for ``CACHE_TTL_S`` so many short sessions against one server ask once); an unreachable or older
+server just leaves the fields empty (the env name then falls back to the client class).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,7 @@ from .jsonable import canonical_hash
 __all__ = ["EnvInfo", "fetch_env_info", "fetch_env_info_async", "http_base"]
 
 _TIMEOUT_S = 5.0
+CACHE_TTL_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,29 @@ class EnvInfo:
     version: str | None = None
     action_schema_hash: str | None = None
     observation_schema_hash: str | None = None
+
+
+_cache: dict[str, tuple[float, EnvInfo]] = {}
+
+
+def _cached(root: str) -> EnvInfo | None:
+    hit = _cache.get(root)
+    return hit[1] if hit is not None and time.monotonic() - hit[0] < CACHE_TTL_S else None
+
+
+def _remember(root: str, info: EnvInfo) -> EnvInfo:
+    if info.name is not None:
+        _cache[root] = (time.monotonic(), info)
+    return info
+
+
+def _client_options(root: str) -> dict[str, Any]:
+    # plain http needs no certificate store (building one costs ~20 ms per client)
+    return {
+        "timeout": _TIMEOUT_S,
+        "trust_env": False,
+        **({} if root.startswith("https://") else {"verify": False}),
+    }
 
 
 def http_base(base_url: str) -> str:
@@ -61,18 +87,24 @@ def _json(response: httpx.Response) -> Any:
 def fetch_env_info(base_url: str) -> EnvInfo:
     """Blocking read of ``/metadata`` and ``/schema`` (empty ``EnvInfo`` when unreachable)."""
     root = http_base(base_url)
+    if (hit := _cached(root)) is not None:
+        return hit
     try:
-        with httpx.Client(timeout=_TIMEOUT_S) as http:
-            return _info(_json(http.get(f"{root}/metadata")), _json(http.get(f"{root}/schema")))
+        with httpx.Client(**_client_options(root)) as http:
+            info = _info(_json(http.get(f"{root}/metadata")), _json(http.get(f"{root}/schema")))
     except httpx.HTTPError:
         return EnvInfo()
+    return _remember(root, info)
 
 
 async def fetch_env_info_async(base_url: str) -> EnvInfo:
     """``fetch_env_info`` for async callers."""
     root = http_base(base_url)
+    if (hit := _cached(root)) is not None:
+        return hit
     try:
-        async with httpx.AsyncClient(timeout=_TIMEOUT_S) as http:
-            return _info(_json(await http.get(f"{root}/metadata")), _json(await http.get(f"{root}/schema")))
+        async with httpx.AsyncClient(**_client_options(root)) as http:
+            info = _info(_json(await http.get(f"{root}/metadata")), _json(await http.get(f"{root}/schema")))
     except httpx.HTTPError:
         return EnvInfo()
+    return _remember(root, info)

@@ -3,7 +3,9 @@
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
 Episode rows carry ``env_name``/``source``/``label`` copied from their run so listings filter
-and page on one indexed table, with no join and no aggregate.
+and page on one indexed table, with no join and no aggregate. ``step_count``/``total_reward``
+are updated with every step, so they are deliberately not indexed (an index on each would
+double the pages written per step); return/length filters ride the ``started_at`` order.
 """
 
 from __future__ import annotations
@@ -53,8 +55,6 @@ class Episode(SQLModel, table=True):
         Index("ix_episode_env_started", "env_name", "started_at", "id"),
         Index("ix_episode_source_started", "source", "started_at", "id"),
         Index("ix_episode_label_started", "label", "started_at", "id"),
-        Index("ix_episode_return", "total_reward"),
-        Index("ix_episode_length", "step_count"),
         Index("ix_episode_run", "run_id"),
     )
 

@@ -16,29 +16,45 @@ import inspect
 import time
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from openenv.core.client_types import StepResult
 
+from .batching import batcher_for
 from .env_info import EnvInfo, fetch_env_info, fetch_env_info_async
 from .jsonable import to_jsonable
 from .store import EpisodeStore
 
 __all__ = ["RecordingEnvClient", "SyncRecordingEnvClient", "normalise_observation", "record"]
 
-_LIFTED = ("reward", "done", "metadata")
+_LIFTED_SET = frozenset(("reward", "done", "metadata"))
 
 
 def normalise_observation(observation: Any) -> Any:
-    """The observation as stored: JSON-able, without the ``reward``/``done``/``metadata`` that
-    the wire lifts out of it (they have their own columns), so typed and dict clients agree."""
-    value = to_jsonable(observation)
-    if isinstance(value, dict) and any(k in value for k in _LIFTED):
-        value = {k: v for k, v in value.items() if k not in _LIFTED}
+    """The observation as stored: its JSON form without the ``reward``/``done``/``metadata`` that
+    the wire lifts out of it (they have their own columns), so typed and dict clients agree.
+
+    Pydantic models use their own JSON serialisation (as on the wire); what even that cannot
+    encode falls back to ``to_jsonable`` and its markers. Dicts are stored as they are.
+    """
+    dump = getattr(observation, "model_dump", None)
+    if callable(dump) and not isinstance(observation, type):
+        try:
+            return dump(mode="json", exclude=_LIFTED_SET)
+        except (PydanticSerializationError, TypeError, ValueError):
+            value = to_jsonable(observation)
+    elif isinstance(observation, dict):
+        value = observation
+    else:
+        value = to_jsonable(observation)
+    if isinstance(value, dict) and not _LIFTED_SET.isdisjoint(value):
+        value = {k: v for k, v in value.items() if k not in _LIFTED_SET}
     return value
 
 
 def _metadata(result: StepResult) -> dict[str, Any] | None:
     meta = getattr(result, "metadata", None) or getattr(result.observation, "metadata", None)
-    return to_jsonable(meta) if meta else None
+    return meta or None
 
 
 class _Recorder:
@@ -99,24 +115,27 @@ class _Recorder:
         self.end("reset")
         self.episode_id = self.store.start_episode(
             self.run_id,
-            reset_kwargs=to_jsonable(kwargs),
+            reset_kwargs=kwargs,
             observation=normalise_observation(result.observation),
             reward=result.reward,
             done=result.done,
             metadata=_metadata(result),
             latency_ms=latency_ms,
-            state=None if state is None else to_jsonable(state),
+            state=state,
         )
         self.index = 0
 
     def payload(self, action: Any) -> Any:
         return self.client._step_payload(action) if self.episode_id is not None else None
 
-    def on_step(self, payload: Any, result: StepResult, latency_ms: float, state: Any) -> None:
+    def step_row(
+        self, payload: Any, result: StepResult, latency_ms: float, state: Any
+    ) -> dict[str, Any] | None:
+        """The store row of a step just taken (``None`` outside an episode)."""
         if self.episode_id is None:
-            return
+            return None
         self.index += 1
-        self.store.append_step(
+        return self.store.step_row(
             self.episode_id,
             self.index,
             action=payload,
@@ -125,7 +144,7 @@ class _Recorder:
             done=result.done,
             metadata=_metadata(result),
             latency_ms=latency_ms,
-            state=None if state is None else to_jsonable(state),
+            state=state,
         )
 
     def end(self, reason: str) -> None:
@@ -166,7 +185,9 @@ class RecordingEnvClient:
         result = await self._client.step(action, *args, **kwargs)
         latency = (time.perf_counter() - t0) * 1000
         state = await self._client.state() if self._rec.capture_state and self._rec.episode_id else None
-        self._rec.on_step(payload, result, latency, state)
+        row = self._rec.step_row(payload, result, latency, state)
+        if row is not None:
+            await batcher_for(self._rec.store).append(row)
         return result
 
     async def close(self) -> None:
@@ -219,7 +240,9 @@ class SyncRecordingEnvClient:
         result = self._client.step(action, *args, **kwargs)
         latency = (time.perf_counter() - t0) * 1000
         state = self._client.state() if self._rec.capture_state and self._rec.episode_id else None
-        self._rec.on_step(payload, result, latency, state)
+        row = self._rec.step_row(payload, result, latency, state)
+        if row is not None:
+            self._rec.store.append_steps([row])
         return result
 
     def close(self) -> None:

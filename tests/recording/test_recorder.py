@@ -193,3 +193,43 @@ def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path) -> N
         store.close()
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def test_concurrent_async_sessions_share_commits(store: EpisodeStore, echo_url: str) -> None:
+    async def one(n: int) -> str:
+        async with record(EchoEnv(base_url=echo_url), store=store, label="many") as env:
+            await env.reset(seed=n)
+            for i in range(20):
+                await env.step(EchoAction(message=f"{n}-{i}"))
+            return env.episode_id
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*(one(n) for n in range(8)))
+
+    ids = asyncio.run(main())
+    for n, eid in enumerate(ids):
+        steps = store.load_steps(eid)
+        assert [s.index for s in steps] == list(range(21))
+        assert [s.action["message"] for s in steps[1:]] == [f"{n}-{i}" for i in range(20)]
+        assert store.get_episode(eid).step_count == 20
+
+
+def test_a_bad_row_in_a_batch_fails_alone(store: EpisodeStore) -> None:
+    from openenv.recording import RecordingError
+    from openenv.recording.batching import batcher_for
+
+    run = store.create_run(env_name="echo")
+    a = store.start_episode(run, observation={})
+    b = store.start_episode(run, observation={})
+    store.append_step(a, 1, action={}, observation={})
+
+    async def main() -> list[Any]:
+        batcher = batcher_for(store)
+        dup = store.step_row(a, 1, action={}, observation={"again": True})  # primary key clash
+        ok = store.step_row(b, 1, action={}, observation={"fine": True})
+        return await asyncio.gather(batcher.append(dup), batcher.append(ok), return_exceptions=True)
+
+    dup_result, ok_result = asyncio.run(main())
+    assert isinstance(dup_result, RecordingError) and ok_result is None
+    assert store.load_steps(b)[1].observation == {"fine": True}
+    assert store.load_steps(a)[1].observation == {}

@@ -1,0 +1,152 @@
+"""Benchmark: recording overhead and store read speed.
+
+    .venv/bin/python bench/recording.py [--steps 2000] [--sessions 16]
+
+1. Echo env steps/s through a plain client vs a recording client (same run, same server
+   process, interleaved rounds, best round kept), for one session and for N concurrent sessions.
+2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode:
+   one page of 100 steps and the whole episode.
+Prints ratios against the reference measured in the same run; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from openenv.envs.echo import EchoAction, EchoEnv  # noqa: E402
+from openenv.recording import EpisodeFilter, EpisodeStore, record  # noqa: E402
+from tests.server_utils import free_port, wait_healthy  # noqa: E402
+
+
+def start_server() -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "openenv.envs.echo.app:app", "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--ws-per-message-deflate", "false"],
+        cwd=REPO, env=dict(os.environ, OPENENV_WEB="0"),
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url, timeout_s=30)
+    return proc, url
+
+
+async def session(url: str, steps: int, store: EpisodeStore | None) -> None:
+    client = EchoEnv(base_url=url)
+    env = client if store is None else record(client, store=store, label="bench")
+    async with env:
+        await env.reset(seed=1)
+        for i in range(steps):
+            await env.step(EchoAction(message=f"message {i}"))
+
+
+async def rate(url: str, steps: int, sessions: int, store: EpisodeStore | None) -> float:
+    t0 = time.perf_counter()
+    await asyncio.gather(*(session(url, steps, store) for _ in range(sessions)))
+    return steps * sessions / (time.perf_counter() - t0)
+
+
+def overhead(url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int) -> None:
+    plain, rec = [], []
+    asyncio.run(rate(url, 100, sessions, None))  # warm up both paths
+    asyncio.run(rate(url, 100, sessions, store))
+    for _ in range(rounds):
+        plain.append(asyncio.run(rate(url, steps, sessions, None)))
+        rec.append(asyncio.run(rate(url, steps, sessions, store)))
+    p, r = max(plain), max(rec)
+    print(f"  {sessions:>2} session(s): plain {p:8.0f} steps/s | recording {r:8.0f} steps/s | "
+          f"recording/plain = {r / p:.3f} (overhead {100 * (1 - r / p):.1f}%; "
+          f"medians {statistics.median(plain):.0f} / {statistics.median(rec):.0f})")  # fmt: skip
+
+
+def build_big_store(path: Path, episodes: int, long_steps: int) -> tuple[EpisodeStore, str]:
+    store = EpisodeStore(path)
+    run = store.create_run(env_name="echo", label="bulk")
+    now = time.time()
+    envs = ("echo", "repl", "chess", "maze")
+    rows = [
+        {"id": f"{i:032x}", "run_id": run, "env_name": envs[i % 4], "source": "programmatic" if i % 3 else "human",
+         "label": f"agent-{i % 10}", "reset_kwargs": "{}", "seed": i, "started_at": now - episodes + i,
+         "ended_at": now - episodes + i + 0.5 if i % 5 else None, "end_reason": "done" if i % 5 else None,
+         "step_count": i % 50, "total_reward": float(i % 97), "done": bool(i % 5)}
+        for i in range(episodes)
+    ]  # fmt: skip
+    from sqlalchemy import insert
+
+    from openenv.recording.models import Episode
+
+    store.write(lambda c: c.execute(insert(Episode.__table__), rows))
+    eid = store.start_episode(run, observation={"echoed_message": ""})
+    step_rows = [
+        (eid, i, '{"message":"m"}', '{"echoed_message":"%s","message_length":40}' % ("x" * 40), 0.1, False,
+         None, 0.3, now, None)
+        for i in range(1, long_steps + 1)
+    ]  # fmt: skip
+
+    def bulk(conn) -> None:  # noqa: ANN001
+        conn.exec_driver_sql("INSERT INTO step VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", step_rows)
+        conn.exec_driver_sql("UPDATE episode SET step_count = ? WHERE id = ?", (long_steps, eid))
+
+    store.write(bulk)
+    return store, eid
+
+
+def timed(fn, repeat: int = 7) -> float:  # noqa: ANN001
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000
+
+
+def reads(tmp: Path) -> None:
+    store, eid = build_big_store(tmp / "big.db", 100_000, 10_000)
+    ref = timed(lambda: store.get_episode(eid))
+    first = timed(lambda: store.list_episodes(limit=50))
+    page = store.list_episodes(limit=50)
+    second = timed(lambda: store.list_episodes(limit=50, cursor=page.next_cursor))
+    filt = timed(
+        lambda: store.list_episodes(EpisodeFilter(env="repl", finished=True, min_return=10), limit=50)
+    )
+    steps_page = timed(lambda: store.load_steps(eid, start=5000, limit=100))
+    steps_all = timed(lambda: store.load_steps(eid), repeat=3)
+    print(f"  reference: get_episode (primary-key lookup) {ref:.2f} ms")
+    print(f"  100k episodes, first page of 50: {first:.2f} ms ({first / ref:.1f}x reference); "
+          f"second page {second:.2f} ms; filtered (env+finished+min_return) {filt:.2f} ms")  # fmt: skip
+    print(f"  10k-step episode: page of 100 steps {steps_page:.2f} ms; all 10,001 steps {steps_all:.1f} ms")
+    store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--sessions", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    proc, url = start_server()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            print("recording overhead (echo env, server in its own process, SQLite WAL store):")
+            with EpisodeStore(Path(tmp) / "rec.db") as store:
+                overhead(url, store, args.steps, 1, args.rounds)
+                overhead(url, store, max(args.steps // args.sessions, 50), args.sessions, args.rounds)
+            print("store reads:")
+            reads(Path(tmp))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,7 +12,7 @@ MAX_ITEMS = 50
 MAX_NODES = 400
 MAX_DEPTH = 8
 _IMAGE_URL = re.compile(r"data:image/(png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=\s]{16}")
-_IMAGE_MAGIC = (("iVBORw0KGgo", "png"), ("/9j/", "jpeg"), ("R0lGOD", "gif"), ("UklGR", "webp"))
+_IMAGE_MAGIC = (("iVBORw0KGg", "png"), ("/9j/", "jpeg"), ("R0lGOD", "gif"), ("UklGR", "webp"))
 _B64 = re.compile(r"[A-Za-z0-9+/]{64,}={0,2}")
 
 

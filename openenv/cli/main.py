@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from openenv.cli.build import build
+from openenv.cli.episodes import episodes
 from openenv.cli.serve import serve
 
 
@@ -16,6 +17,7 @@ def cli() -> None:
 
 cli.add_command(serve)
 cli.add_command(build)
+cli.add_command(episodes)
 
 
 def main() -> None:

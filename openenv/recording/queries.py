@@ -15,7 +15,7 @@ from .jsonable import loads
 from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 
-__all__ = ["EpisodeFilter", "count_episodes", "get_episode", "list_episodes", "load_steps"]
+__all__ = ["EpisodeFilter", "count_episodes", "get_episode", "list_episodes", "load_steps", "resolve_id"]
 
 _EP = Episode.__table__
 _RUN = EnvRun.__table__
@@ -189,3 +189,22 @@ def load_steps(
             )
         )
     return out
+
+
+def resolve_id(conn: Connection, prefix: str) -> str:
+    """Exact id, else the single id with this prefix (an index range scan)."""
+    prefix = prefix.strip().lower()
+    if not prefix or not all(ch in "0123456789abcdef" for ch in prefix):
+        raise EpisodeNotFoundError(f"no episode {prefix!r} (ids are hexadecimal)", episode_id=prefix)
+    c = _EP.c
+    rows = conn.execute(select(c.id).where(c.id >= prefix, c.id < prefix + "g").order_by(c.id).limit(2)).all()
+    exact = [r.id for r in rows if r.id == prefix]
+    if exact:
+        return exact[0]
+    if not rows:
+        raise EpisodeNotFoundError(f"no episode {prefix!r}", episode_id=prefix)
+    if len(rows) > 1:
+        raise RecordingError(
+            f"episode id prefix {prefix!r} is ambiguous; give more digits", code="AMBIGUOUS_ID"
+        )
+    return rows[0].id

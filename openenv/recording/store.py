@@ -32,7 +32,9 @@ from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
 
-__all__ = ["EpisodeStore", "new_id"]
+__all__ = ["DEFAULT_STORE_ENV", "EpisodeStore", "default_store_target", "new_id"]
+
+DEFAULT_STORE_ENV = "OPENENV_EPISODES_DB"
 
 T = TypeVar("T")
 _EP = Episode.__table__
@@ -58,6 +60,16 @@ _END_EPISODE = text(
     "UPDATE episode SET ended_at = :t, end_reason = :reason, done = :done"
     " WHERE id = :episode_id AND ended_at IS NULL"
 )
+
+
+def default_store_target() -> str:
+    """``$OPENENV_EPISODES_DB`` (a path or URL), else ``~/.openenv/episodes.db`` (folder created)."""
+    target = os.environ.get(DEFAULT_STORE_ENV)
+    if target:
+        return target
+    folder = Path.home() / ".openenv"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / "episodes.db")
 
 
 def new_id() -> str:
@@ -368,6 +380,11 @@ class EpisodeStore:
         """Steps ``start..start+limit`` of an episode, in order."""
         with guarded("load steps"), self.engine.connect() as conn:
             return queries.load_steps(conn, episode_id, start=start, limit=limit)
+
+    def resolve_id(self, prefix: str) -> str:
+        """The one episode id starting with ``prefix`` (ids are shown shortened)."""
+        with guarded("find episode"), self.engine.connect() as conn:
+            return queries.resolve_id(conn, prefix)
 
     def iter_steps(self, episode_id: str, *, batch: int = 1000) -> Iterator[StepRecord]:
         """Every step of an episode, fetched ``batch`` at a time (replay)."""

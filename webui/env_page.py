@@ -11,9 +11,11 @@ never share an episode; the session id travels in the fragment URLs, not in a co
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter
@@ -270,11 +272,36 @@ def _cap_message(exc: OpenEnvError) -> str:
     return f"The environment has no free session{suffix}. Close another tab or try again later."
 
 
+def _guarded(handler: Callable[..., Awaitable[Response]]) -> Callable[..., Awaitable[Response]]:
+    """Turn an unexpected failure into a readable notice (logged with its traceback, never shown)."""
+
+    @functools.wraps(handler)
+    async def run(request: Request, **params: Any) -> Response:
+        try:
+            return await handler(request, **params)
+        except Exception:
+            log.exception("/web handler %s failed", handler.__name__)
+            notice = Notice("error", "Something went wrong on the server", "The error was logged.",
+                            code="INTERNAL_ERROR")
+            if _is_htmx(request):
+                html = render("_notice_fragment.html", request=request, n=notice)
+                return HTMLResponse(html, status_code=500,
+                                    headers={"HX-Retarget": "#observation", "HX-Reswap": "innerHTML"})
+            html = render("error.html", request=request, title=notice.title, message=notice.message,
+                          retry=url(request, "web_page"))
+            return HTMLResponse(html, status_code=500)
+
+    return run
+
+
 def build_env_page_router(server: Any) -> APIRouter:
     """The ``/web`` routes for ``server`` (an ``HTTPEnvServer``)."""
     page = EnvPage(server)
     router = APIRouter(prefix="/web", include_in_schema=False)
-    add = router.add_api_route
+
+    def add(path: str, handler: Callable[..., Awaitable[Response]], **options: Any) -> None:
+        router.add_api_route(path, _guarded(handler), **options)
+
     add("", page.index, methods=["GET"], name="web_page")
     add("/", page.index, methods=["GET"], name="web_page_slash")
     add("/static/{path:path}", page.static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
+from starlette.requests import Request
 
 from tests.webui.page import Tab
 from tests.webui.servers import echo_app, serve, zoo_app
+from webui.env_page import EnvPage
 
 
 def test_capacity_is_shared_with_other_sessions_and_freed_on_close() -> None:
@@ -32,3 +36,34 @@ def test_web_can_be_switched_off(how: str, monkeypatch: pytest.MonkeyPatch) -> N
         assert httpx.get(f"{url}/web", timeout=30).status_code == 404
         assert httpx.get(f"{url}/web/static/webui.css", timeout=30).status_code == 404
         assert httpx.get(f"{url}/schema", timeout=30).status_code == 200
+
+
+def test_idle_sessions_are_reaped_and_the_page_says_so() -> None:
+    app = zoo_app(session_timeout_s=0.3)
+    server = app.state.env_server
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        tab = Tab.open(http)
+        assert tab.reset().status_code == 200
+        for _ in range(300):
+            if all(s.get("id", s.get("session_id")) != tab.sid for s in server.list_sessions()):
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the idle session was never reaped")
+        resp = tab.step(**{"a.text": "late"})
+        assert resp.status_code == 410 and "This session has ended" in resp.text
+        assert "Traceback" not in resp.text
+
+
+def test_unexpected_failures_show_a_notice_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(self: EnvPage, request: Request, sid: str) -> None:
+        raise ValueError("secret internal detail")
+
+    monkeypatch.setattr(EnvPage, "state", broken)
+    with serve(zoo_app()) as url, httpx.Client(base_url=url, timeout=30) as http:
+        tab = Tab.open(http)
+        resp = tab.get("state")
+        assert resp.status_code == 500 and "Something went wrong" in resp.text
+        assert "secret internal detail" not in resp.text and "Traceback" not in resp.text
+        plain = http.get(f"/web/s/{tab.sid}/state")
+        assert plain.status_code == 500 and "<html" in plain.text and "secret" not in plain.text

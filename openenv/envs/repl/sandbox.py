@@ -78,6 +78,14 @@ def _dirs() -> Workdirs:
     return _workdirs
 
 
+def _drop_dirs_if_idle() -> None:
+    """Remove the parent working directory once no sandbox is open (a new one is made on demand)."""
+    global _workdirs
+    if _workdirs is not None and not any(box.workdir for box in _live):
+        _workdirs.remove(_workdirs.root)
+        _workdirs = None
+
+
 def _cleanup_all(dirs: Workdirs) -> None:
     for box in list(_live):
         box.kill_now()
@@ -424,6 +432,7 @@ class Sandbox:
             self.ident.release()
             self.ident = None
         _live.discard(self)
+        _drop_dirs_if_idle()
 
     def kill_now(self) -> None:
         """Synchronous last-resort kill (interpreter exit)."""

@@ -86,3 +86,14 @@ def test_helpers_survive_a_worker_restart(make_env) -> None:
     env = make_env(reset={"context": "ctx"})
     assert run(env, "import os\nos._exit(1)").namespace_lost
     assert run(env, "FINAL(context)").final_answer == "ctx"
+
+
+def test_worker_that_cannot_start_is_a_clear_error(make_env) -> None:
+    from openenv.core.errors import EnvExecutionError
+    from openenv.envs.repl.environment import REPLEnvironment
+    from tests.envs.repl.conftest import test_limits
+
+    env = REPLEnvironment(limits=test_limits(python="/nonexistent/python3"))
+    with pytest.raises(EnvExecutionError, match="REPL worker"):
+        env.reset()
+    env.close()

@@ -129,3 +129,12 @@ def test_idle_reaping_kills_the_worker() -> None:
 
     with running_server(app) as url:
         asyncio.run(main(url))
+
+
+def test_request_deadline_shortens_the_cell_limit(repl_url: str) -> None:
+    with REPLEnv(base_url=repl_url).sync() as env:
+        env.reset()
+        began = time.monotonic()
+        result = env.execute("while True:\n    pass", timeout_s=1.5)
+        assert result.observation.outcome == "timeout" and not result.observation.namespace_lost
+        assert time.monotonic() - began < 1.5 + MARGIN_S

@@ -1,0 +1,292 @@
+"""In-process contract checks on one environment (what ``check_env`` runs before the wire checks).
+
+Expectations, one line each:
+
+* ``reset``/``step`` return the declared observation type, serialisable, ``reward`` a number
+  or ``None``, ``done`` a bool.
+* an env with its own ``state`` reports the episode: ``episode_id`` as passed to ``reset``,
+  ``step_count`` 0 after reset and +1 per step (or, without ``step_count``, a state that changes).
+* ``reset(seed=s)`` gives the same first observation every time, on any instance.
+* a step after ``done`` returns an observation or raises an ``OpenEnvError`` (a coded error on
+  the wire); any other exception is a failure. A step before reset is refused by the server.
+* ``close()`` stops the threads and child processes the environment started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from openenv.core.env_server.http_server import _annotation, _returned_class, _state_class
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.serialization import (
+    ActionCodec,
+    dumps,
+    json_schema,
+    observation_to_wire,
+    to_jsonable,
+)
+from openenv.core.errors import OpenEnvError
+from openenv.core.testing_report import CheckFailed, CheckSkipped
+from openenv.core.testing_schema import sample_value
+
+__all__ = ["IN_PROCESS_CHECKS", "EnvUnderTest"]
+
+EPISODE_ID = "check-env-episode"
+RELEASE_WAIT_S = 5.0
+
+
+class EnvUnderTest:
+    """An environment source (class, factory or instance) with its types and the actions to try."""
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        actions: Sequence[Any] | None = None,
+        action_cls: type | None = None,
+        observation_cls: type | None = None,
+        seed: int = 0,
+        max_steps: int = 50,
+    ) -> None:
+        is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "step"))
+        self.factory: Callable[[], Any] | None = env if is_factory else None
+        self.instance: Any = None if is_factory else env
+        if isinstance(env, type):
+            env_cls: type | None = env
+        elif is_factory:
+            env_cls = _returned_class(env)
+        else:
+            env_cls = type(env)
+        self.env_cls = env_cls
+        self.action_cls = action_cls or _annotation(env_cls, "step", "action")
+        self.observation_cls = observation_cls or _annotation(env_cls, "step", "return")
+        self.state_cls = _state_class(env_cls)
+        self.seed = seed
+        self.max_steps = max_steps
+        self.codec = ActionCodec(self.action_cls)
+        self.actions = [self._action(a) for a in actions] if actions else []
+        self.name = getattr(env_cls, "__name__", None) or repr(env)
+
+    @property
+    def source(self) -> Any:
+        return self.factory if self.factory is not None else self.instance
+
+    def _action(self, action: Any) -> Any:
+        return self.codec.parse(action) if isinstance(action, dict) and self.action_cls not in (None, dict) else action
+
+    def sample_actions(self) -> list[Any]:
+        """The given actions, or one sampled from the action type's schema."""
+        if not self.actions:
+            if self.action_cls is None:
+                raise CheckFailed("cannot tell the action type: annotate step(action: MyAction) or pass action_cls")
+            try:
+                self.actions = [self.codec.parse(sample_value(json_schema(self.action_cls)))]
+            except OpenEnvError as exc:
+                raise CheckFailed(f"could not build a sample {self.action_cls.__name__}; pass actions=[...] ({exc.message})") from None
+        return self.actions
+
+    def make(self) -> Any:
+        return self.factory() if self.factory is not None else self.instance
+
+    def dispose(self, env: Any) -> None:
+        if self.factory is not None:
+            env.close()
+
+    def wire(self, obs: Any, what: str) -> dict[str, Any]:
+        """Check one observation's type and serialisability; return its wire form."""
+        expected = self.observation_cls
+        if expected is not None and not isinstance(obs, expected):
+            raise CheckFailed(f"{what} returned {type(obs).__name__}, expected {expected.__name__}")
+        if expected is None and not (isinstance(obs, BaseModel) or dataclasses.is_dataclass(obs)):
+            raise CheckFailed(f"{what} returned {type(obs).__name__}, expected an Observation model or dataclass")
+        payload = observation_to_wire(obs)
+        try:
+            dumps(payload)
+        except TypeError as exc:
+            raise CheckFailed(f"{what}: observation is not JSON-serialisable ({exc})") from None
+        reward = payload["reward"]
+        if reward is not None and not isinstance(reward, (bool, int, float)):
+            raise CheckFailed(f"{what}: reward must be a number or None, got {type(reward).__name__}")
+        if not isinstance(getattr(obs, "done", False), bool):
+            raise CheckFailed(f"{what}: done must be a bool")
+        return payload
+
+
+def _own_state(env: Any) -> bool:
+    return Environment.overrides(env, "state") or "state" in getattr(env, "__dict__", {})
+
+
+def _comparable(payload: dict[str, Any]) -> dict[str, Any]:
+    return {k: payload[k] for k in ("observation", "reward", "done")}
+
+
+def check_reset(ctx: EnvUnderTest) -> str:
+    env = ctx.make()
+    try:
+        ctx.wire(env.reset(seed=ctx.seed, episode_id=EPISODE_ID), "reset()")
+    finally:
+        ctx.dispose(env)
+    return f"{type(env).__name__}.reset -> {ctx.observation_cls.__name__ if ctx.observation_cls else 'observation'}"
+
+
+def check_step(ctx: EnvUnderTest) -> str:
+    env = ctx.make()
+    steps = 0
+    try:
+        ctx.wire(env.reset(seed=ctx.seed), "reset()")
+        for action in ctx.sample_actions()[: ctx.max_steps]:
+            steps += 1
+            if ctx.wire(env.step(action), f"step {steps}")["done"]:
+                break
+    finally:
+        ctx.dispose(env)
+    return f"{steps} step(s)"
+
+
+def check_state(ctx: EnvUnderTest) -> str:
+    env = ctx.make()
+    try:
+        if not _own_state(env):
+            raise CheckSkipped("the default state is kept by the server; checked over the wire")
+        env.reset(seed=ctx.seed, episode_id=EPISODE_ID)
+        before = _state_dict(ctx, env, "after reset")
+        if "episode_id" in before and before["episode_id"] != EPISODE_ID:
+            raise CheckFailed(f"state.episode_id is {before['episode_id']!r} after reset(episode_id={EPISODE_ID!r})")
+        if "step_count" in before and before["step_count"] != 0:
+            raise CheckFailed(f"state.step_count is {before['step_count']} after reset, expected 0")
+        for n, action in enumerate(ctx.sample_actions()[: ctx.max_steps], 1):
+            obs = env.step(action)
+            after = _state_dict(ctx, env, f"after step {n}")
+            if "step_count" in after and after["step_count"] != n:
+                raise CheckFailed(f"state.step_count is {after['step_count']} after {n} step(s): state does not follow steps")
+            if "step_count" not in after and after == before:
+                raise CheckFailed(f"state did not change after step {n}")
+            before = after
+            if getattr(obs, "done", False):
+                break
+    finally:
+        ctx.dispose(env)
+    return ""
+
+
+def _state_dict(ctx: EnvUnderTest, env: Any, when: str) -> dict[str, Any]:
+    state = env.state
+    if ctx.state_cls is not None and not isinstance(state, ctx.state_cls):
+        raise CheckFailed(f"state {when} is {type(state).__name__}, expected {ctx.state_cls.__name__}")
+    data = to_jsonable(state)
+    if not isinstance(data, dict):
+        raise CheckFailed(f"state {when} is not an object: {type(state).__name__}")
+    return data
+
+
+def check_seed_determinism(ctx: EnvUnderTest) -> str:
+    env = ctx.make()
+    try:
+        first = _comparable(ctx.wire(env.reset(seed=ctx.seed), "reset()"))
+        for action in ctx.sample_actions()[:3]:
+            if getattr(env.step(action), "done", False):
+                break
+        again = _comparable(ctx.wire(env.reset(seed=ctx.seed), "reset() again"))
+    finally:
+        ctx.dispose(env)
+    if again != first:
+        raise CheckFailed(f"reset(seed={ctx.seed}) gave a different first observation the second time: {first} vs {again}")
+    if ctx.factory is None:
+        return "same instance only (no factory)"
+    fresh = ctx.make()
+    try:
+        other = _comparable(ctx.wire(fresh.reset(seed=ctx.seed), "reset() on a new instance"))
+    finally:
+        ctx.dispose(fresh)
+    if other != first:
+        raise CheckFailed(f"reset(seed={ctx.seed}) on a new instance gave a different first observation: {first} vs {other}")
+    return f"seed {ctx.seed}"
+
+
+def check_step_after_done(ctx: EnvUnderTest) -> str:
+    env = ctx.make()
+    try:
+        env.reset(seed=ctx.seed)
+        actions = itertools.cycle(ctx.sample_actions())
+        for n in range(1, ctx.max_steps + 1):
+            if ctx.wire(env.step(next(actions)), f"step {n}")["done"]:
+                break
+        else:
+            raise CheckSkipped(f"the episode did not end within {ctx.max_steps} steps")
+        try:
+            ctx.wire(env.step(next(actions)), "step after done")
+            outcome = "an observation"
+        except OpenEnvError as exc:
+            outcome = f"{type(exc).__name__} ({exc.code})"
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(
+                f"step after done raised {type(exc).__name__}: {exc}; return an observation or raise an OpenEnvError"
+            ) from None
+    finally:
+        ctx.dispose(env)
+    return f"done after {n} step(s); step after done gave {outcome}"
+
+
+def _children() -> set[int]:
+    me, found = os.getpid(), set()
+    if not os.path.isdir("/proc"):
+        return found
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+def _lifecycle(ctx: EnvUnderTest) -> None:
+    env = ctx.make()
+    try:
+        env.reset(seed=ctx.seed)
+        env.step(ctx.sample_actions()[0])
+    finally:
+        env.close()
+
+
+def check_close(ctx: EnvUnderTest) -> str:
+    if ctx.factory is None:
+        raise CheckSkipped("needs a class or factory to build instances of its own")
+    _lifecycle(ctx)  # warm up: pools a library starts once are not the env's to stop
+    threads, children = set(threading.enumerate()), _children()
+    _lifecycle(ctx)
+    deadline = time.monotonic() + RELEASE_WAIT_S
+    while True:
+        left = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+        procs = sorted(_children() - children)
+        if not (left or procs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if left or procs:
+        found = ([f"threads {left}"] if left else []) + ([f"child processes {procs}"] if procs else [])
+        raise CheckFailed(f"close() left {' and '.join(found)} running")
+    return "no threads or child processes left"
+
+
+IN_PROCESS_CHECKS: list[tuple[str, Callable[[EnvUnderTest], Any]]] = [
+    ("env.reset", check_reset),
+    ("env.step", check_step),
+    ("env.state", check_state),
+    ("env.seed_determinism", check_seed_determinism),
+    ("env.step_after_done", check_step_after_done),
+    ("env.close", check_close),
+]

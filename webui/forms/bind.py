@@ -69,6 +69,12 @@ class Bound:
         return str(v)
 
     @property
+    def collapsible(self) -> bool:
+        """An optional free-form JSON field left empty: shown folded, after its siblings."""
+        return (self.node.kind == "json" and not self.node.required and not self.errors
+                and self.text in ("", "{}", "[]", "null"))
+
+    @property
     def checked(self) -> bool:
         return self.value is True
 

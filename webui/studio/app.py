@@ -1,0 +1,91 @@
+"""``create_studio_app``: the studio's FastAPI app, its lifespan and its error pages.
+
+    app = create_studio_app(load_settings({"data_dir": "/tmp/studio"}))
+    uvicorn.run(app, host="127.0.0.1", port=8000)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from fastapi import Depends, FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from openenv.core.errors import OpenEnvError
+from openenv.recording import EpisodeStore
+from webui import assets
+from webui.studio.catalogue import Catalogue
+from webui.studio.errors import StudioError
+from webui.studio.launcher import Launcher
+from webui.studio.play import PlaySessions
+from webui.studio.rendering import error_page
+from webui.studio.routes import envs, episodes, play
+from webui.studio.security import TimingMiddleware, TokenGate, check_csrf, new_secret
+from webui.studio.settings import StudioSettings, load_settings
+from webui.studio.state import Studio
+
+__all__ = ["create_studio_app"]
+
+log = logging.getLogger("openenv.studio")
+_TITLES = {403: "Refused", 404: "Not found", 405: "Not allowed", 422: "Invalid input", 502: "Environment error"}
+
+
+async def _static(request: Request, path: str) -> Response:
+    return assets.static_response(path, request.query_params.get("v"))
+
+
+def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
+    """The studio app; settings default to ``load_settings()`` (environment + defaults)."""
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        store = EpisodeStore(settings.database_target)
+        catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host)
+        launcher = Launcher(settings)
+        studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s))
+        docker = await asyncio.to_thread(catalogue.docker, fresh=True)
+        await asyncio.to_thread(launcher.readopt, studio.providers(docker))
+        app.state.studio = studio
+        try:
+            yield
+        finally:
+            await studio.plays.close_all()
+            store.close()
+
+    app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.csrf_secret = new_secret()
+    app.state.settings = settings
+    guard = [Depends(check_csrf)]
+    app.include_router(envs.router, dependencies=guard)
+    app.include_router(play.router, dependencies=guard)
+    app.include_router(episodes.router, dependencies=guard)
+    app.add_api_route("/static/{path:path}", _static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE,
+                      include_in_schema=False)
+
+    @app.exception_handler(OpenEnvError)
+    async def _openenv_error(request: Request, exc: OpenEnvError) -> Response:
+        status = exc.status if isinstance(exc, StudioError) else 502
+        return error_page(request, status, _TITLES.get(status, "Error"), exc.message, code=exc.code)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "The request could not be handled."
+        if exc.status_code == 404 and message == "Not Found":
+            message = "There is nothing at this address."
+        return error_page(request, exc.status_code, _TITLES.get(exc.status_code, "Error"), message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        details = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
+        return error_page(request, 422, _TITLES[422], details or "Invalid request.")
+
+    app.add_middleware(TokenGate, token=settings.token)
+    app.add_middleware(TimingMiddleware)
+    return app

@@ -1,0 +1,79 @@
+"""Inline SVG charts (no chart library): an episode's per-step reward and running return."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from markupsafe import Markup, escape
+
+__all__ = ["reward_chart"]
+
+MAX_POINTS = 400
+
+
+def _buckets(n: int, limit: int) -> list[tuple[int, int]]:
+    """``[start, end)`` index ranges splitting ``n`` items into at most ``limit`` buckets."""
+    if n <= limit:
+        return [(i, i + 1) for i in range(n)]
+    size = n / limit
+    return [(int(b * size), max(int(b * size) + 1, int((b + 1) * size))) for b in range(limit)]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def reward_chart(
+    rewards: Sequence[float | None], *, width: int = 640, height: int = 170, current: int | None = None
+) -> Markup:
+    """Step rewards (bars, min/max per bucket when downsampled) and the running return (line).
+
+    ``rewards[i]`` is step ``i``'s reward (index 0 is the reset). ``current`` marks a step.
+    """
+    n = len(rewards)
+    values = [0.0 if r is None or not math.isfinite(r) else float(r) for r in rewards]
+    if n == 0 or all(r is None for r in rewards):
+        return Markup('<p class="muted chart-empty">No rewards recorded.</p>')
+    running, total = [], 0.0
+    for v in values:
+        total += v
+        running.append(total)
+    lo = min(0.0, *values, *running)
+    hi = max(0.0, *values, *running)
+    if hi == lo:
+        hi = lo + 1.0
+    pad_l, pad_r, pad_t, pad_b = 44, 8, 8, 18
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def x(i: float) -> float:
+        return pad_l + (w * i / max(1, n - 1) if n > 1 else w / 2)
+
+    def y(v: float) -> float:
+        return pad_t + h * (hi - v) / (hi - lo)
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
+        f'aria-label="reward per step and running return over {n} steps" data-points="{n}">',
+        f'<line class="axis" x1="{pad_l}" y1="{y(0):.1f}" x2="{width - pad_r}" y2="{y(0):.1f}"/>',
+        f'<text class="tick" x="{pad_l - 4}" y="{y(hi) + 4:.1f}" text-anchor="end">{_fmt(hi)}</text>',
+        f'<text class="tick" x="{pad_l - 4}" y="{y(lo):.1f}" text-anchor="end">{_fmt(lo)}</text>',
+        f'<text class="tick" x="{pad_l}" y="{height - 4}">0</text>',
+        f'<text class="tick" x="{width - pad_r}" y="{height - 4}" text-anchor="end">{n - 1}</text>',
+    ]
+    buckets = _buckets(n, MAX_POINTS)
+    bar_w = max(1.0, w / max(1, len(buckets)) * 0.7)
+    for start, end in buckets:
+        chunk = values[start:end]
+        top, bottom = max(max(chunk), 0.0), min(min(chunk), 0.0)
+        if top == bottom:
+            continue
+        parts.append(f'<rect class="bar" x="{x(start) - bar_w / 2:.1f}" y="{y(top):.1f}" '
+                     f'width="{bar_w:.1f}" height="{max(0.5, y(bottom) - y(top)):.1f}"/>')
+    points = " ".join(f"{x(end - 1):.1f},{y(running[end - 1]):.1f}" for _, end in buckets)
+    parts.append(f'<polyline class="return" points="{points}"/>')
+    if current is not None and 0 <= current < n:
+        parts.append(f'<line class="cursor" x1="{x(current):.1f}" y1="{pad_t}" x2="{x(current):.1f}" '
+                     f'y2="{pad_t + h}"/>')
+    parts.append(f"<title>{escape(f'return {_fmt(running[-1])} after {n - 1} steps')}</title></svg>")
+    return Markup("".join(parts))

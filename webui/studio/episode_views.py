@@ -1,0 +1,142 @@
+"""Episode pages' data: listing filters from a query string, the reward series, one step with
+its neighbour window and its diff against the previous step."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import text
+
+from openenv.recording import Diff, EpisodeFilter, EpisodeStore, StepRecord, diff
+from webui.obs_view import View, build_view
+
+__all__ = ["FILTER_FIELDS", "ListingQuery", "StepPanel", "distinct_values", "load_step_panel",
+           "parse_listing", "reward_series"]
+
+FILTER_FIELDS = ("env", "source", "label", "tag", "since", "until", "min_return", "max_return",
+                 "min_length", "max_length", "finished")
+SUMMARY_CHARS = 90
+
+
+@dataclass
+class ListingQuery:
+    """The list page's filters as typed (``values``), parsed (``filters``) and their errors."""
+
+    values: dict[str, str]
+    filters: EpisodeFilter
+    errors: dict[str, str] = field(default_factory=dict)
+    cursor: str | None = None
+
+    def query_string(self, **extra: str) -> str:
+        from urllib.parse import urlencode
+
+        items = {k: v for k, v in self.values.items() if v}
+        items.update({k: v for k, v in extra.items() if v})
+        return urlencode(items)
+
+
+def _date(text_value: str, *, end: bool) -> float:
+    day = datetime.strptime(text_value, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    return day.timestamp() + (86400 if end else 0)
+
+
+def parse_listing(query: Mapping[str, str]) -> ListingQuery:
+    values = {k: (query.get(k) or "").strip() for k in FILTER_FIELDS}
+    errors: dict[str, str] = {}
+    kwargs: dict[str, Any] = {}
+    for name in ("env", "source", "label", "tag"):
+        if values[name]:
+            kwargs[name] = values[name]
+    for name, end in (("since", False), ("until", True)):
+        if values[name]:
+            try:
+                kwargs[name] = _date(values[name], end=end)
+            except ValueError:
+                errors[name] = "a date like 2026-01-31"
+    for name, conv in (("min_return", float), ("max_return", float), ("min_length", int), ("max_length", int)):
+        if values[name]:
+            try:
+                kwargs[name] = conv(values[name])
+            except ValueError:
+                errors[name] = "a number" if conv is float else "a whole number"
+    if values["finished"] in ("yes", "no"):
+        kwargs["finished"] = values["finished"] == "yes"
+    cursor = (query.get("cursor") or "").strip() or None
+    return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor)
+
+
+def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[str]:
+    """Distinct ``env_name``/``source``/``label`` values, read from the (small) run table."""
+    if column not in ("env_name", "source", "label"):
+        raise ValueError(column)
+    sql = text(f"SELECT DISTINCT {column} FROM env_run WHERE {column} IS NOT NULL ORDER BY {column} LIMIT :n")
+    with store.engine.connect() as conn:
+        return [r[0] for r in conn.execute(sql, {"n": limit})]
+
+
+def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:
+    """Every step's reward in order (index 0 is the reset); one indexed range read."""
+    sql = text("SELECT reward FROM step WHERE episode_id = :e ORDER BY idx")
+    with store.engine.connect() as conn:
+        return [r[0] for r in conn.execute(sql, {"e": episode_id})]
+
+
+def summarize(value: Any) -> str:
+    if value is None:
+        return "(reset)"
+    out = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return out if len(out) <= SUMMARY_CHARS else out[: SUMMARY_CHARS - 1] + "…"
+
+
+@dataclass
+class StepPanel:
+    """The shown step, its views, its diff against the previous step, and the neighbour window."""
+
+    step: StepRecord
+    source: dict[str, Any]
+    action: View | None
+    observation: View
+    metadata: View | None
+    diff: Diff | None
+    window: list[StepRecord]
+    last_index: int
+
+
+def step_source(step: StepRecord) -> dict[str, Any]:
+    return {"action": step.action, "observation": step.observation, "metadata": step.metadata,
+            "state": step.state}
+
+
+def load_step_panel(store: EpisodeStore, episode_id: str, index: int, last_index: int,
+                    window: int) -> StepPanel | None:
+    """Step ``index`` (clamped) with the previous one for the diff and ``window`` steps around it."""
+    index = max(0, min(index, last_index))
+    start = max(0, min(index - window // 2, last_index - window + 1))
+    steps = store.load_steps(episode_id, start=start, limit=window)
+    by_index = {s.index: s for s in steps}
+    step = by_index.get(index)
+    if step is None:
+        found = store.load_steps(episode_id, start=index, limit=1)
+        if not found:
+            return None
+        step = found[0]
+    prev = by_index.get(step.index - 1)
+    if prev is None and step.index > 0:
+        prev_found = store.load_steps(episode_id, start=step.index - 1, limit=1)
+        prev = prev_found[0] if prev_found else None
+    obs = step.observation if isinstance(step.observation, dict) else {"value": step.observation}
+    source = {**step_source(step), "observation": obs}
+    return StepPanel(
+        step=step,
+        source=source,
+        action=build_view(step.action, "/action") if step.action is not None else None,
+        observation=build_view(obs, "/observation"),
+        metadata=build_view(step.metadata, "/metadata") if step.metadata else None,
+        diff=diff(prev.observation, step.observation) if prev is not None else None,
+        window=steps,
+        last_index=last_index,
+    )

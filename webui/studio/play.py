@@ -1,0 +1,151 @@
+"""Play sessions: a browser tab stepping a running env through the studio's recorder.
+
+Each session is a ``GenericEnvClient`` wrapped by ``record(..., source="human")``: a step is
+committed to the episode store before its observation is returned (and so before it is shown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from openenv.core import GenericEnvClient, OpenEnvError
+from openenv.recording import EpisodeStore, record
+from webui.forms import Node, build_form
+from webui.studio.errors import NotFoundError, PlayError
+from webui.web_sessions import WebSession
+
+__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions"]
+
+MAX_PLAY_SESSIONS = 64
+RESET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "seed": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}], "default": None,
+                 "title": "Seed"},
+        "episode_id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Episode id"},
+    },
+}
+
+
+@dataclass(eq=False)
+class PlaySession:
+    """One tab's recorded connection to one runtime."""
+
+    id: str
+    runtime_id: str
+    env_name: str
+    base_url: str
+    client: Any
+    action_node: Node
+    reset_node: Node
+    web: WebSession
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def episode_id(self) -> str | None:
+        return self.client.episode_id
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    obs = result.observation
+    return {"observation": obs, "reward": result.reward, "done": bool(result.done),
+            "metadata": getattr(result, "metadata", None) or None}
+
+
+class PlaySessions:
+    """Open play sessions, reaped when idle, closed at shut-down."""
+
+    def __init__(self, store: EpisodeStore, *, idle_s: float) -> None:
+        self.store = store
+        self.idle_s = idle_s
+        self._items: OrderedDict[str, PlaySession] = OrderedDict()
+
+    async def open(self, runtime_id: str, name: str, base_url: str, *, provider: str | None) -> PlaySession:
+        """Connect to ``base_url`` (a fresh env session) and read its action schema."""
+        await self.reap()
+        try:
+            async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
+                resp = await http.get(base_url.rstrip("/") + "/schema")
+                resp.raise_for_status()
+                schema = resp.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise PlayError(f"could not read {base_url}/schema: {type(exc).__name__}: {exc}") from exc
+        inner = GenericEnvClient(base_url=base_url)
+        try:
+            await inner.connect()
+        except OpenEnvError as exc:
+            raise PlayError(f"could not open a session on {base_url}: {exc.message}") from exc
+        client = record(inner, store=self.store, source="human", label="studio",
+                        provider=None if provider == "url" else provider)
+        ps = PlaySession(
+            id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
+            action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(RESET_SCHEMA),
+            web=WebSession(id=""),
+        )
+        ps.web.id = ps.id
+        self._items[ps.id] = ps
+        while len(self._items) > MAX_PLAY_SESSIONS:
+            _, old = self._items.popitem(last=False)
+            await _close_quietly(old)
+        return ps
+
+    def get(self, sid: str) -> PlaySession:
+        ps = self._items.get(sid)
+        if ps is None:
+            raise NotFoundError("This play session has ended (idle too long, closed, or the studio restarted).",
+                                what="play session")
+        ps.last_used = time.monotonic()
+        self._items.move_to_end(sid)
+        return ps
+
+    async def reset(self, ps: PlaySession, kwargs: dict[str, Any]) -> dict[str, Any]:
+        async with ps.lock:
+            started = time.perf_counter()
+            result = await ps.client.reset(**{k: v for k, v in kwargs.items() if v is not None})
+            payload = _payload(result)
+            ps.web.record("reset", kwargs, payload, (time.perf_counter() - started) * 1000)
+        return payload
+
+    async def step(self, ps: PlaySession, action: dict[str, Any]) -> dict[str, Any]:
+        async with ps.lock:
+            started = time.perf_counter()
+            result = await ps.client.step(action)
+            payload = _payload(result)
+            ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
+        return payload
+
+    async def close(self, sid: str) -> None:
+        ps = self._items.pop(sid, None)
+        if ps is not None:
+            await _close_quietly(ps)
+
+    async def close_for_runtime(self, runtime_id: str) -> None:
+        for sid in [s for s, p in self._items.items() if p.runtime_id == runtime_id]:
+            await self.close(sid)
+
+    async def reap(self) -> None:
+        now = time.monotonic()
+        for sid in [s for s, p in self._items.items() if now - p.last_used > self.idle_s]:
+            await self.close(sid)
+
+    async def close_all(self) -> None:
+        for sid in list(self._items):
+            await self.close(sid)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+async def _close_quietly(ps: PlaySession) -> None:
+    try:
+        await ps.client.close()
+    except OpenEnvError:
+        pass  # the env server is already gone; the episode was ended ("closed") in the store

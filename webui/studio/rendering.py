@@ -1,0 +1,95 @@
+"""Rendering helpers: one context for every studio template, page-or-fragment, error pages."""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from webui.studio.charts import reward_chart
+from webui.templating import environment, url
+
+__all__ = ["error_page", "is_htmx", "page", "page_or_fragment", "render_studio"]
+
+
+def is_htmx(request: Request) -> bool:
+    """An htmx request (it wants a fragment) that is not a boosted page load."""
+    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-Boosted") != "true"
+
+
+def _ago(ts: float | None) -> str:
+    if ts is None:
+        return "—"
+    delta = max(0.0, time.time() - ts)
+    return _duration(delta) + " ago"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 86400}d {s % 86400 // 3600}h"
+
+
+def _when(ts: float | None) -> str:
+    return "—" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    """The shared environment, overlaid with the studio's filters (the shared one is untouched)."""
+    env = environment().overlay()
+    env.filters, env.globals = dict(env.filters), dict(env.globals)
+    env.filters.update(ago=_ago, duration=_duration, when=_when, num=_num)
+    env.globals.update(reward_chart=reward_chart)
+    return env
+
+
+def render_studio(template: str, request: Request, **ctx: Any) -> str:
+    base = {"request": request, "csrf": request.app.state.csrf_secret, "nav": ctx.pop("nav", "")}
+    return _env().get_template(template).render(**base, **ctx)
+
+
+def page(request: Request, template: str, *, status: int = 200, headers: dict[str, str] | None = None,
+         **ctx: Any) -> HTMLResponse:
+    return HTMLResponse(render_studio(template, request, **ctx), status_code=status, headers=headers)
+
+
+def page_or_fragment(request: Request, page_template: str, fragment: str, *, status: int = 200,
+                     headers: dict[str, str] | None = None, **ctx: Any) -> HTMLResponse:
+    """The fragment for an htmx request, else the whole page (which includes the fragment)."""
+    return page(request, fragment if is_htmx(request) else page_template, status=status, headers=headers, **ctx)
+
+
+def error_page(request: Request, status: int, title: str, message: str, *, code: str | None = None) -> Response:
+    """``studio/{status}.html`` if it exists, else ``error.html``; a notice fragment for htmx."""
+    if is_htmx(request):
+        html = render_studio("studio/_error.html", request, title=title, message=message, code=code)
+        return HTMLResponse(html, status_code=status)
+    env = _env()
+    try:
+        template = env.get_template(f"studio/{status}.html")
+    except jinja2.TemplateNotFound:
+        template = env.get_template("error.html")
+    retry = url(request, "envs_page") if status != 404 else None
+    html = template.render(request=request, csrf=request.app.state.csrf_secret, nav="", title=title,
+                           message=message, retry=retry, code=code)
+    return HTMLResponse(html, status_code=status)

@@ -1,0 +1,1 @@
+"""The studio's routes, one module per area: environments, play, episodes."""

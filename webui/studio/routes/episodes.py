@@ -1,0 +1,207 @@
+"""Episodes: the filterable list, an episode's page (timeline, chart, diff), live updates while it
+is recorded, re-run with divergence report, export, delete, notes and tags."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+
+from openenv.core import GenericEnvClient, OpenEnvError
+from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet, rerun
+from openenv.recording.records import EpisodeRecord
+from webui.obs_view import build_view, resolve_pointer
+from webui.studio.episode_views import (
+    distinct_values,
+    load_step_panel,
+    parse_listing,
+    reward_series,
+    summarize,
+)
+from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.rendering import is_htmx, page, page_or_fragment, render_studio
+from webui.studio.state import Studio, studio_of
+from webui.templating import url
+
+router = APIRouter()
+FORMATS = {"jsonl": ("application/x-ndjson", ".jsonl"), "parquet": ("application/vnd.apache.parquet", ".parquet")}
+
+
+def _episode(studio: Studio, eid: str) -> EpisodeRecord:
+    try:
+        return studio.store.get_episode(eid)
+    except EpisodeNotFoundError as exc:
+        raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
+
+
+@router.get("/episodes", name="episodes_page")
+async def episodes_page(request: Request) -> Response:
+    studio = studio_of(request)
+    listing = parse_listing(request.query_params)
+    page_items = studio.store.list_episodes(listing.filters, limit=studio.settings.page_size, cursor=listing.cursor)
+    ctx: dict[str, Any] = {
+        "nav": "episodes", "listing": listing, "episodes": page_items.items, "next_cursor": page_items.next_cursor,
+        "options": {c: distinct_values(studio.store, c) for c in ("env_name", "source", "label")},
+    }
+    return page_or_fragment(request, "studio/episodes.html", "studio/_episode_list.html",
+                            status=422 if listing.errors else 200, **ctx)
+
+
+@router.get("/episodes/export", name="episodes_export")
+async def episodes_export(request: Request) -> Response:
+    studio = studio_of(request)
+    listing = parse_listing(request.query_params)
+    if listing.errors:
+        raise StudioError("Fix the filters first: " + "; ".join(f"{k}: {v}" for k, v in listing.errors.items()))
+    return await _export(studio, request.query_params.get("format", "jsonl"), "episodes", filters=listing.filters)
+
+
+async def _export(studio: Studio, fmt: str, stem: str, **selection: Any) -> Response:
+    if fmt not in FORMATS:
+        raise StudioError(f"unknown export format {fmt!r}; choose jsonl or parquet")
+    media, suffix = FORMATS[fmt]
+    exports = studio.settings.data_dir / "exports"
+    exports.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=suffix, dir=exports)
+    path = Path(name)
+    try:
+        with open(fd, "w", encoding="utf-8") as fh:
+            if fmt == "jsonl":
+                await asyncio.to_thread(export_jsonl, studio.store, fh, **selection)
+        if fmt == "parquet":
+            await asyncio.to_thread(export_parquet, studio.store, path, **selection)
+    except MissingExtraError as exc:
+        path.unlink(missing_ok=True)
+        raise StudioError(exc.message) from exc
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return FileResponse(path, media_type=media, filename=stem + suffix,
+                        background=BackgroundTask(path.unlink, missing_ok=True))
+
+
+def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index: int) -> dict[str, Any]:
+    panel = load_step_panel(studio.store, ep.id, index, ep.step_count, studio.settings.timeline_window)
+    runtimes = [r for r in studio.launcher.live() if r.base_url]
+    runtimes.sort(key=lambda r: r.name != ep.env_name)
+    return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id),
+            "runtimes": runtimes, "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
+            "rerun_ctx": None, "saved": False}
+
+
+def _more_url(request: Request, eid: str, index: int) -> Any:
+    base = url(request, "episode_value", eid=eid, index=index)
+    return lambda path: f"{base}?path={quote(path, safe='')}"
+
+
+def _index(request: Request, default: int) -> int:
+    raw = request.query_params.get("step", "")
+    return int(raw) if raw.lstrip("-").isdigit() else default
+
+
+@router.get("/episodes/{eid}", name="episode_page")
+async def episode_page(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    return page(request, "studio/episode.html", **_episode_context(request, studio, ep, _index(request, 0)))
+
+
+@router.get("/episodes/{eid}/step", name="episode_step")
+async def episode_step(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    ctx = _episode_context(request, studio, ep, _index(request, 0))
+    return page_or_fragment(request, "studio/episode.html", "studio/_step.html", **ctx)
+
+
+@router.get("/episodes/{eid}/value/{index}", name="episode_value")
+async def episode_value(request: Request, eid: str, index: int) -> Response:
+    studio = studio_of(request)
+    steps = studio.store.load_steps(eid, start=index, limit=1)
+    path = request.query_params.get("path", "")
+    try:
+        if not steps or steps[0].index != index:
+            raise KeyError(index)
+        step = steps[0]
+        source = {"action": step.action, "metadata": step.metadata, "state": step.state,
+                  "observation": step.observation if isinstance(step.observation, dict) else {"value": step.observation}}
+        view = build_view(resolve_pointer(source, path), path, full=True)
+    except KeyError:
+        return HTMLResponse('<p class="muted value">There is no such value.</p>', status_code=404)
+    html = render_studio("_value_fragment.html", request, view=view, more_url=_more_url(request, eid, index))
+    return HTMLResponse(html)
+
+
+@router.get("/episodes/{eid}/live", name="episode_live")
+async def episode_live(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    ctx = {"nav": "episodes", "ep": ep, "rewards": reward_series(studio.store, ep.id)}
+    if not is_htmx(request):
+        return RedirectResponse(url(request, "episode_page", eid=eid), status_code=303)
+    return page(request, "studio/_live.html", **ctx)
+
+
+@router.get("/episodes/{eid}/export", name="episode_export")
+async def episode_export(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    return await _export(studio, request.query_params.get("format", "jsonl"), f"episode-{ep.id[:12]}",
+                         episode_ids=[ep.id])
+
+
+@router.post("/episodes/{eid}/rerun", name="episode_rerun")
+async def episode_rerun(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    rid = str((await request.form()).get("runtime") or "")
+    rt = studio.launcher.get(rid)
+    if not rt.live or not rt.base_url:
+        raise StudioError(f"{rt.name} is not running.")
+    try:
+        async with GenericEnvClient(base_url=rt.base_url) as client:
+            report = await rerun(studio.store, ep.id, client)
+    except OpenEnvError as exc:
+        raise StudioError(f"The re-run on {rt.name} failed: {exc.message}") from exc
+    ctx = {"ep": ep, "rt": rt, "report": report, "summarize": summarize}
+    if not is_htmx(request):
+        full = _episode_context(request, studio, ep, 0)
+        full["rerun_ctx"] = ctx
+        return page(request, "studio/episode.html", **full)
+    return page(request, "studio/_rerun.html", **ctx)
+
+
+@router.post("/episodes/{eid}/delete", name="episode_delete")
+async def episode_delete(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    await asyncio.to_thread(studio.store.delete_episodes, [ep.id])
+    target = url(request, "episodes_page")
+    if is_htmx(request):
+        return Response(status_code=200, headers={"HX-Redirect": target})
+    return RedirectResponse(target, status_code=303)
+
+
+@router.post("/episodes/{eid}/notes", name="episode_notes")
+async def episode_notes(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    form = await request.form()
+    notes = str(form.get("notes") or "").strip() or None
+    tags = [t.strip() for t in str(form.get("tags") or "").split(",") if t.strip()]
+    too_long = [t for t in tags if len(t) > 100]
+    if too_long:
+        raise StudioError(f"a tag is at most 100 characters: {too_long[0][:20]}…")
+    studio.store.set_notes(ep.id, notes)
+    studio.store.set_tags(ep.id, tags)
+    ep = studio.store.get_episode(ep.id)
+    if not is_htmx(request):
+        return RedirectResponse(url(request, "episode_page", eid=eid), status_code=303)
+    return page(request, "studio/_notes.html", ep=ep, saved=True)

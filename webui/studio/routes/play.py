@@ -1,0 +1,144 @@
+"""Play: step a running env with its generated form; every step goes through the recorder.
+
+The fragments reuse the /web page's templates (``_action_editor``, ``_observation``,
+``_history``) and so keep their route names (``web_step``... ``web_value``) for the URLs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from openenv.core.errors import ActionValidationError, OpenEnvError
+from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
+from webui.studio.errors import NotFoundError
+from webui.studio.play import PlaySession
+from webui.studio.rendering import is_htmx, page, render_studio
+from webui.studio.state import studio_of
+
+router = APIRouter()
+
+_STATUS = {"VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "TIMEOUT": 504,
+           "CAPACITY_REACHED": 503, "SESSION_ERROR": 410, "CONNECTION_LOST": 502}
+
+
+def _views(ps: PlaySession) -> PageViews:
+    return PageViews(action_node=ps.action_node, reset_node=ps.reset_node)
+
+
+def _ctx(request: Request, ps: PlaySession, **extra: Any) -> dict[str, Any]:
+    views = _views(ps)
+    obs = views.observation(request, ps.web, extra.pop("record", None), extra.pop("notice", None))
+    ctx: dict[str, Any] = {
+        "nav": "envs", "ps": ps, "sid": ps.id, "ws": ps.web, "oob": False, "obs": obs,
+        "current": obs.record.index if obs.record else None, "summarize": views.summarize,
+        "editor": views.fresh_editor(), "reset": views.fresh_reset(),
+    }
+    ctx.update(extra)
+    return ctx
+
+
+@router.get("/play/{rid}", name="play_page")
+async def play_page(request: Request, rid: str) -> Response:
+    studio = studio_of(request)
+    rt = studio.launcher.get(rid)
+    if not rt.live or not rt.base_url:
+        raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
+    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+    return page(request, "studio/play.html", rt=rt, **_ctx(request, ps))
+
+
+def _reply(request: Request, ps: PlaySession, status: int, notice: Notice | None = None, **extra: Any) -> Response:
+    rt = studio_of(request).launcher.runtimes.get(ps.runtime_id)
+    ctx = _ctx(request, ps, notice=notice, **extra)
+    if not is_htmx(request):
+        return page(request, "studio/play.html", status=status, rt=rt, **ctx)
+    ctx["oob"] = True
+    body = (render_studio("_observation.html", request, **ctx) + render_studio("_history.html", request, **ctx)
+            + render_studio("studio/_play_episode.html", request, **ctx))
+    return HTMLResponse(body, status_code=status)
+
+
+def _editor_reply(request: Request, ps: PlaySession, editor: Editor, status: int, *, reset: bool = False) -> Response:
+    if not is_htmx(request):
+        key = "reset" if reset else "editor"
+        return _reply(request, ps, status, **{key: editor})
+    template, target = ("_reset_editor.html", "#reset-editor") if reset else ("_action_editor.html", "#action-editor")
+    ctx = _ctx(request, ps, **({"reset": editor} if reset else {"editor": editor}))
+    html = render_studio(template, request, **ctx)
+    return HTMLResponse(html, status_code=status, headers={"HX-Retarget": target, "HX-Reswap": "outerHTML"})
+
+
+def _failure(title: str, exc: OpenEnvError) -> tuple[int, Notice]:
+    return _STATUS.get(exc.code, 502), Notice("error", title, exc.message, code=exc.code)
+
+
+@router.post("/play/s/{sid}/step", name="web_step")
+async def play_step(request: Request, sid: str) -> Response:
+    studio = studio_of(request)
+    ps = studio.plays.get(sid)
+    editor, action = read_action(ps.action_node, form_lists(await request.form()))
+    if action is None:
+        return _editor_reply(request, ps, editor, 422)
+    try:
+        await studio.plays.step(ps, action)
+    except ActionValidationError as exc:
+        return _editor_reply(request, ps, _views(ps).editor_errors(editor, action, exc.errors), 422)
+    except OpenEnvError as exc:
+        status, notice = _failure("Step failed", exc)
+        return _reply(request, ps, status, notice, editor=editor)
+    return _reply(request, ps, 200, editor=editor)
+
+
+@router.post("/play/s/{sid}/reset", name="web_reset")
+async def play_reset(request: Request, sid: str) -> Response:
+    studio = studio_of(request)
+    ps = studio.plays.get(sid)
+    editor, kwargs = read_reset(ps.reset_node, form_lists(await request.form()))
+    if kwargs is None:
+        return _editor_reply(request, ps, editor, 422, reset=True)
+    try:
+        await studio.plays.reset(ps, kwargs)
+    except ActionValidationError as exc:
+        return _editor_reply(request, ps, _views(ps).reset_errors(editor, kwargs, exc.errors), 422, reset=True)
+    except OpenEnvError as exc:
+        status, notice = _failure("Reset failed", exc)
+        return _reply(request, ps, status, notice, reset=editor)
+    return _reply(request, ps, 200, reset=editor)
+
+
+@router.get("/play/s/{sid}/history/{index}", name="web_history_item")
+async def play_history_item(request: Request, sid: str, index: int) -> Response:
+    ps = studio_of(request).plays.get(sid)
+    record = ps.web.find(index)
+    if record is None:
+        return _reply(request, ps, 404, Notice("info", "That entry is no longer kept",
+                                               "open the episode page to see every step"))
+    return _reply(request, ps, 200, record=record)
+
+
+@router.get("/play/s/{sid}/value/{index}", name="web_value")
+async def play_value(request: Request, sid: str, index: int) -> Response:
+    ps = studio_of(request).plays.get(sid)
+    views = _views(ps)
+    view = views.full_value(ps.web, index, request.query_params.get("path", ""))
+    if view is None:
+        return HTMLResponse('<p class="muted value">This value is no longer kept.</p>', status_code=404)
+    html = render_studio("_value_fragment.html", request, view=view, more_url=views.more_url(request, sid, index))
+    return HTMLResponse(html)
+
+
+@router.post("/play/s/{sid}/editor", name="web_editor")
+async def play_editor(request: Request, sid: str) -> Response:
+    ps = studio_of(request).plays.get(sid)
+    editor = _views(ps).switch_editor(form_lists(await request.form()), request.query_params.get("to", "form"))
+    return HTMLResponse(render_studio("_action_editor.html", request, **_ctx(request, ps, editor=editor)))
+
+
+@router.post("/play/s/{sid}/close", name="web_close")
+async def play_close(request: Request, sid: str) -> Response:
+    await studio_of(request).plays.close(sid)
+    return Response(status_code=204)

@@ -6,7 +6,10 @@ import click
 
 from openenv.cli.build import build
 from openenv.cli.episodes import episodes
+from openenv.cli.init import init
 from openenv.cli.serve import serve
+from openenv.cli.studio import studio
+from openenv.cli.validate import validate
 
 
 @click.group()
@@ -17,7 +20,10 @@ def cli() -> None:
 
 cli.add_command(serve)
 cli.add_command(build)
+cli.add_command(studio)
 cli.add_command(episodes)
+cli.add_command(validate)
+cli.add_command(init)
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "check_env",
     "check_round_trip",
     "run_wire_checks",
+    "serve_in_thread",
 ]
 
 

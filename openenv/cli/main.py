@@ -12,6 +12,7 @@ from openenv.cli.validate import validate
 
 
 @click.group()
+@click.version_option(package_name="openenv-studio")
 def cli() -> None:
     """OpenEnv Studio: serve, build, record and inspect RL environments."""
 

@@ -43,9 +43,10 @@ def test_idle_sessions_are_reaped_and_the_page_says_so() -> None:
     server = app.state.env_server
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
         tab = Tab.open(http)
+        assert {"session_id": tab.sid, "kind": "web"}.items() <= server.list_sessions()[0].items()
         assert tab.reset().status_code == 200
         for _ in range(300):
-            if all(s.get("id", s.get("session_id")) != tab.sid for s in server.list_sessions()):
+            if all(s["session_id"] != tab.sid for s in server.list_sessions()):
                 break
             time.sleep(0.05)
         else:

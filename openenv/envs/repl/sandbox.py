@@ -14,22 +14,15 @@ import asyncio
 import atexit
 import enum
 import json
-import os
-import shutil
 import signal
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
-from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, is_root, kill_group, kill_uid
-
-WORKER_SOURCE = Path(__file__).with_name("worker.py").read_text(encoding="utf-8")
-READ_LIMIT = 64 << 20
-UNSHARE = shutil.which("unshare", path="/usr/bin:/bin")
-SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
+from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, kill_group, kill_uid
+from openenv.envs.repl.launch import WorkerProcess, install_worker, kill, spawn, wait_exit
 
 LLMHandler = Callable[[list[str], "str | None"], Awaitable[list[str]]]
 
@@ -67,48 +60,37 @@ class CellResult:
 
 
 _workdirs: Workdirs | None = None
+_lib: str | None = None
 _live: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
 
 def _dirs() -> Workdirs:
-    global _workdirs
+    global _workdirs, _lib
     if _workdirs is None:
         _workdirs = Workdirs()
+        _lib = install_worker(_workdirs.root)
         atexit.register(_cleanup_all, _workdirs)
     return _workdirs
 
 
+def _dirs_lib() -> str:
+    _dirs()
+    assert _lib is not None
+    return _lib
+
+
 def _drop_dirs_if_idle() -> None:
     """Remove the parent working directory once no sandbox is open (a new one is made on demand)."""
-    global _workdirs
+    global _workdirs, _lib
     if _workdirs is not None and not any(box.workdir for box in _live):
         _workdirs.remove(_workdirs.root)
-        _workdirs = None
+        _workdirs = _lib = None
 
 
 def _cleanup_all(dirs: Workdirs) -> None:
     for box in list(_live):
         box.kill_now()
     dirs.remove(dirs.root)
-
-
-class _Worker:
-    """One running worker process and its reader task."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, hello: dict) -> None:
-        self.proc, self.hello = proc, hello
-        self.pending: dict[int, asyncio.Future[dict]] = {}
-        self.llm_tasks: set[asyncio.Task[None]] = set()
-        self.reader: asyncio.Task[None] | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None and self.reader is not None and not self.reader.done()
-
-    async def send(self, msg: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-        await self.proc.stdin.drain()
 
 
 class Sandbox:
@@ -122,10 +104,10 @@ class Sandbox:
         self.limits, self.llm = limits, llm
         self.ident: Identity | None = None
         self.workdir: str | None = None
-        self._worker: _Worker | None = None
+        self._worker: WorkerProcess | None = None
         self._init: dict = {}
         self._next_id = 0
-        self._restarting: asyncio.Task[_Worker] | None = None
+        self._restarting: asyncio.Task[WorkerProcess] | None = None
         self._settling: asyncio.Task[None] | None = None
         self._closed = False
         self.start_time_s = 0.0
@@ -159,83 +141,13 @@ class Sandbox:
         self.start_time_s = loop.time() - began
         return self._worker.hello.get("variables", [])
 
-    async def _spawn(self) -> _Worker:
+    async def _spawn(self) -> WorkerProcess:
         assert self.ident is not None and self.workdir is not None
-        cfg = {
-            "cwd": self.workdir,
-            "uid": self.ident.uid,
-            "gid": self.ident.gid,
-            "network": self.limits.network,
-            "rlimits": {**self.limits.rlimits(), "RLIMIT_NPROC": self._nproc()},
-            "output_chars": self.limits.output_chars,
-            "repr_chars": self.limits.repr_chars,
-        }
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir,
-               "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-        prefix = self._launcher(cfg)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *prefix, self.limits.interpreter(), "-I", "-S", "-B", "-c", WORKER_SOURCE, json.dumps(cfg),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True, env=env, cwd=self.workdir,
-                limit=READ_LIMIT,
-            )
-        except OSError as exc:
-            raise EnvExecutionError(f"could not start the REPL worker: {exc}") from exc
-        try:
-            hello, ready = await asyncio.wait_for(self._handshake(proc), self.limits.start_timeout_s)
-        except (asyncio.TimeoutError, OSError, ValueError, EnvExecutionError) as exc:
-            await self._kill(proc)
-            stderr = await _drain(proc.stderr)
-            detail = exc.message if isinstance(exc, EnvExecutionError) else type(exc).__name__
-            raise EnvExecutionError(f"the REPL worker failed to start: {detail} {stderr}".strip()) from exc
-        hello["variables"] = ready.get("variables", [])
-        worker = _Worker(proc, hello)
+        worker = await spawn(self.limits, self.ident, self.workdir, _dirs_lib(), self._init)
         worker.reader = asyncio.ensure_future(self._read(worker))
         return worker
 
-    def _launcher(self, cfg: dict) -> list[str]:
-        """``unshare``/``setpriv`` in front of the interpreter, when present (see worker.confine)."""
-        assert self.ident is not None
-        prefix: list[str] = []
-        if not self.limits.network and is_root() and UNSHARE:
-            prefix += [UNSHARE, "--net", "--"]
-            cfg["netns_done"] = True
-        if SETPRIV:
-            prefix.append(SETPRIV)
-            if self.ident.uid is not None:
-                prefix += [f"--reuid={self.ident.uid}", f"--regid={self.ident.gid}", "--clear-groups"]
-            prefix += ["--no-new-privs", "--"]
-            cfg["nnp_done"] = True
-        return prefix
-
-    async def _handshake(self, proc: asyncio.subprocess.Process) -> tuple[dict, dict]:
-        assert proc.stdout is not None and proc.stdin is not None
-        hello = json.loads(await proc.stdout.readline() or b"null")
-        if not isinstance(hello, dict) or hello.get("op") != "hello":
-            reason = hello.get("error") if isinstance(hello, dict) else "no greeting"
-            raise EnvExecutionError(f"{reason}")
-        proc.stdin.write((json.dumps(self._init) + "\n").encode())
-        await proc.stdin.drain()
-        ready = json.loads(await proc.stdout.readline() or b"null")
-        if not isinstance(ready, dict) or ready.get("op") != "ready":
-            raise EnvExecutionError("the worker did not load the episode")
-        return hello, ready
-
-    def _nproc(self) -> int:
-        if is_root():
-            return self.limits.max_processes
-        # Without root, RLIMIT_NPROC counts every process of our user: allow what exists plus the cap.
-        mine = 0
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    mine += entry.stat().st_uid == os.getuid()
-                except OSError:
-                    continue
-        return mine + self.limits.max_processes
-
-    async def _read(self, worker: _Worker) -> None:
+    async def _read(self, worker: WorkerProcess) -> None:
         assert worker.proc.stdout is not None
         try:
             while True:
@@ -261,7 +173,7 @@ class Sandbox:
                     fut.set_exception(ConnectionResetError("worker exited"))
             worker.pending.clear()
 
-    async def _answer_llm(self, worker: _Worker, msg: dict) -> None:
+    async def _answer_llm(self, worker: WorkerProcess, msg: dict) -> None:
         reply: dict = {"op": "llm_result", "id": msg.get("id")}
         prompts = msg.get("prompts")
         if self.llm is None:
@@ -309,6 +221,7 @@ class Sandbox:
             self._abandon(worker, fut)
             raise
         except asyncio.TimeoutError:
+            _forget(worker, rid, fut)
             await self._replace(worker)
             return CellResult(
                 Outcome.TIMEOUT, execution_time=loop.time() - began, namespace_lost=True,
@@ -340,7 +253,7 @@ class Sandbox:
             namespace_lost=lost,
         )
 
-    def _abandon(self, worker: _Worker, fut: asyncio.Future[dict]) -> None:
+    def _abandon(self, worker: WorkerProcess, fut: asyncio.Future[dict]) -> None:
         """The caller gave up on a running cell: interrupt it, kill the worker if it will not stop."""
         if fut.done():
             return
@@ -350,12 +263,13 @@ class Sandbox:
             try:
                 await asyncio.wait_for(fut, self.limits.interrupt_grace_s)
             except (asyncio.TimeoutError, ConnectionResetError, OSError):
+                _forget(worker, None, fut)
                 await self._replace(worker)
 
         self._settling = asyncio.ensure_future(settle())
 
-    async def _died(self, worker: _Worker, began: float, lost: bool) -> CellResult:
-        code = await _wait_exit(worker.proc, 1.0)
+    async def _died(self, worker: WorkerProcess, began: float, lost: bool) -> CellResult:
+        code = await wait_exit(worker.proc, 1.0)
         await self._replace(worker)
         how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
         if code == -signal.SIGXCPU:
@@ -366,7 +280,7 @@ class Sandbox:
             exception=f"WorkerDied: the worker exited ({how}); a fresh one was started, the namespace was lost",
         )
 
-    async def _ready_worker(self) -> tuple[_Worker, bool]:
+    async def _ready_worker(self) -> tuple[WorkerProcess, bool]:
         """The live worker, waiting for a background restart; ``True`` if the namespace was lost."""
         lost = False
         if self._settling is not None:
@@ -385,7 +299,7 @@ class Sandbox:
             lost = True
         return self._worker, lost
 
-    async def _replace(self, worker: _Worker) -> None:
+    async def _replace(self, worker: WorkerProcess) -> None:
         """Kill ``worker`` now and start its successor in the background."""
         await self._kill(worker.proc)
         if self._worker is worker:
@@ -395,10 +309,7 @@ class Sandbox:
 
     # -- teardown -----------------------------------------------------------------
     async def _kill(self, proc: asyncio.subprocess.Process) -> None:
-        kill_group(proc.pid)
-        if self.ident is not None and self.ident.uid is not None:
-            await asyncio.to_thread(kill_uid, self.ident.uid)
-        await _wait_exit(proc, 5.0)
+        await kill(proc, self.ident)
 
     async def _discard_worker(self) -> None:
         if self._settling is not None:
@@ -442,25 +353,18 @@ class Sandbox:
             kill_uid(self.ident.uid)
 
 
+def _forget(worker: WorkerProcess, rid: int | None, fut: asyncio.Future[dict]) -> None:
+    """Stop waiting for a reply that will never be read."""
+    if rid is not None:
+        worker.pending.pop(rid, None)
+    else:
+        for key in [k for k, v in worker.pending.items() if v is fut]:
+            del worker.pending[key]
+    fut.cancel()
+
+
 def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
     try:
         proc.send_signal(sig)
     except ProcessLookupError:
         pass
-
-
-async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
-    try:
-        return await asyncio.wait_for(proc.wait(), timeout)
-    except asyncio.TimeoutError:
-        return proc.returncode
-
-
-async def _drain(stream: asyncio.StreamReader | None) -> str:
-    if stream is None:
-        return ""
-    try:
-        data = await asyncio.wait_for(stream.read(4096), 1.0)
-    except (asyncio.TimeoutError, OSError):
-        return ""
-    return data.decode("utf-8", "replace").strip()[-1000:]

@@ -1,7 +1,8 @@
 """REPL worker: one session's Python namespace, in its own confined process.
 
 Stdlib only, because it runs under a world-readable system interpreter as
-``python3 -I -S -B -c <this source> <json config>``. It confines itself before
+``python3 -I -S -B -c "<put this directory on sys.path; import worker; worker.main()>" <json
+config>``, from a root-owned read-only copy of this file and ``worker_support.py``. It confines itself before
 reading any cell (network namespace, rlimits, umask, cwd, then drops to the
 session's uid), then speaks newline-delimited JSON: commands on fd 0, replies
 on fd 1; both are moved to private close-on-exec fds and fds 0/1/2 are pointed
@@ -20,119 +21,23 @@ import json
 import linecache
 import os
 import random
-import reprlib
-import resource
 import signal
 import sys
 import time
-import traceback
 import types
 
-CLONE_NEWNET = 0x40000000
-PR_SET_NO_NEW_PRIVS = 38
+from worker_support import (
+    Capture,
+    FinalLiterals,
+    Variables,
+    capture_file,
+    confine,
+    describe,
+    exit_helper,
+    user_traceback,
+)
+
 HELPERS = ("FINAL", "FINAL_VAR", "llm_query", "llm_query_batched", "llm_batch")
-IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), frozenset, range)
-
-
-def _libc():
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def confine(cfg: dict) -> dict:
-    """Apply network, resource and identity limits to this process; report what held.
-
-    The server usually did the privileged parts already (``unshare --net`` and ``setpriv``
-    before this interpreter started: no ctypes import, a faster start); ``cfg`` says which.
-    """
-    if not cfg.get("network", False) and not cfg.get("netns_done") and os.getuid() == 0:
-        try:
-            _libc().unshare(CLONE_NEWNET)
-        except OSError:
-            pass
-    for name, value in (cfg.get("rlimits") or {}).items():
-        which = getattr(resource, name)
-        hard = resource.getrlimit(which)[1]
-        limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        # CPU: SIGXCPU at the soft limit (reported as such), SIGKILL a second later.
-        roomy = hard == resource.RLIM_INFINITY or limit + 1 <= hard
-        top = limit + 1 if which == resource.RLIMIT_CPU and roomy else limit
-        resource.setrlimit(which, (limit, top))
-    os.umask(0o077)
-    os.chdir(cfg["cwd"])
-    uid, gid = cfg.get("uid"), cfg.get("gid")
-    if uid is not None and os.getuid() == 0:
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-    if not cfg.get("nnp_done"):
-        try:
-            _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        except OSError:
-            pass
-    return {"network": _network_state(), "uid": os.getuid()}
-
-
-def _network_state() -> str:
-    """'off' when this process sees no network interface but loopback."""
-    try:
-        with open("/proc/self/net/dev") as f:
-            names = {line.split(":", 1)[0].strip() for line in f.read().splitlines()[2:]}
-    except OSError:
-        return "unknown"
-    return "off" if names <= {"lo"} else "on"
-
-
-class Capture(io.TextIOBase):
-    """A text stream that keeps the first ``cap`` characters and counts all of them."""
-
-    def __init__(self, cap: int, fd: int) -> None:
-        self.cap, self.fd, self.total, self.parts, self.kept = cap, fd, 0, [], 0
-
-    def write(self, s):  # noqa: D102
-        if not isinstance(s, str):
-            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        self.total += len(s)
-        room = self.cap - self.kept
-        if room > 0 and s:
-            piece = s[:room]
-            self.parts.append(piece)
-            self.kept += len(piece)
-        return len(s)
-
-    def writable(self):  # noqa: D102
-        return True
-
-    def fileno(self):  # noqa: D102
-        return self.fd
-
-    @property
-    def encoding(self):  # noqa: D102
-        return "utf-8"
-
-    @property
-    def buffer(self):  # noqa: D102
-        return _BytesSink(self)
-
-    def text(self) -> str:  # noqa: D102
-        return "".join(self.parts)
-
-
-class _BytesSink:
-    def __init__(self, capture: Capture) -> None:
-        self._capture = capture
-
-    def write(self, data) -> int:
-        self._capture.write(bytes(data).decode("utf-8", "replace"))
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-
-class Finish(Exception):
-    """Raised inside the namespace helpers when a finish cannot be recorded."""
 
 
 class Worker:
@@ -143,30 +48,16 @@ class Worker:
         self.reader = os.fdopen(cmd_fd, "rb", buffering=1 << 16)
         self.cap_out, self.cap_repr = int(cfg["output_chars"]), int(cfg["repr_chars"])
         self.ns: dict = {}
-        self.seen: dict = {}
         self.final: str | None = None
         self.armed = False
         self.cell_no = 0
         self.llm_no = 0
         self.reserve = bytearray(1 << 21)
-        self.files = (self._capture_file(1), self._capture_file(2))
-        self.repr = reprlib.Repr()
-        self.repr.maxstring = self.repr.maxother = self.cap_repr
-        self.repr.maxlist = self.repr.maxtuple = self.repr.maxdict = self.repr.maxset = 50
+        self.files = (capture_file(1), capture_file(2))
+        self.vars = Variables(self.cap_repr)
         signal.signal(signal.SIGINT, self._on_sigint)
 
     # -- plumbing ---------------------------------------------------------
-    def _capture_file(self, target: int) -> int:
-        try:
-            fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
-        except (AttributeError, OSError):
-            path = f".capture-{target}"
-            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
-            os.unlink(path)
-        os.dup2(fd, target)
-        os.close(fd)
-        return target
-
     def _on_sigint(self, signum, frame):
         if self.armed:
             raise KeyboardInterrupt
@@ -188,7 +79,7 @@ class Worker:
         if msg.get("seed") is not None:
             random.seed(msg["seed"])
         ns = {"__name__": "__main__", "__builtins__": builtins}
-        builtins.exit = builtins.quit = _exit_helper
+        builtins.exit = builtins.quit = exit_helper
         ns["answer"] = {"content": "", "ready": False}
         if msg.get("context") is not None:
             ns["context"] = msg["context"]
@@ -200,7 +91,7 @@ class Worker:
         ns["llm_query_batched"] = ns["llm_batch"] = self._llm_query_batched
         ns["__final_literal__"] = self._final_literal
         self.ns, self.final = ns, None
-        self.seen = {k: self._fingerprint(v) for k, v in ns.items() if self._visible(k, v)}
+        self.vars.reset(self._visible_items())
         return {"op": "ready", "variables": self._variables()}
 
     def _final(self, value):
@@ -212,7 +103,7 @@ class Worker:
         """Record the variable called ``name`` as the final answer."""
         key = str(name).strip().strip("'\"")
         if key not in self.ns:
-            raise Finish(f"FINAL_VAR: no variable named {key!r}")
+            raise NameError(f"FINAL_VAR: no variable named {key!r}")
         self.final = str(self.ns[key])
         return f"FINAL_VAR({key})"
 
@@ -252,43 +143,8 @@ class Worker:
             return False
         return not (name in HELPERS and getattr(value, "__self__", None) is self)
 
-    def _short(self, value) -> str:
-        try:
-            if isinstance(value, (str, bytes)) and len(value) > self.cap_repr:
-                return repr(value[: self.cap_repr]) + f"... [{len(value)} chars]"
-            elif isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > 50:
-                text = self.repr.repr(value) + f" [len {len(value)}]"
-            else:
-                text = repr(value)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # a hostile or broken __repr__
-            return f"<repr failed: {type(exc).__name__}>"
-        if len(text) > self.cap_repr:
-            text = text[: self.cap_repr] + f"... [repr truncated, {len(text)} chars]"
-        return text
-
-    def _fingerprint(self, value):
-        if isinstance(value, IMMUTABLE):
-            return (value, None)
-        return (value, self._short(value))
-
-    def _changed(self) -> dict:
-        out, seen = {}, {}
-        for name, value in list(self.ns.items()):
-            if not self._visible(name, value):
-                continue
-            old = self.seen.get(name)
-            if old is not None and old[0] is value and old[1] is None:
-                seen[name] = old
-                continue
-            fp = self._fingerprint(value)
-            seen[name] = fp
-            if old is None or old[0] is not value or old[1] != fp[1]:
-                if len(out) < 100:
-                    out[name] = fp[1] if fp[1] is not None else self._short(value)
-        self.seen = seen
-        return out
+    def _visible_items(self) -> dict:
+        return {k: v for k, v in list(self.ns.items()) if self._visible(k, v)}
 
     def _variables(self) -> list:
         return sorted(k for k, v in self.ns.items() if self._visible(k, v))
@@ -299,7 +155,7 @@ class Worker:
         name = f"<cell {self.cell_no}>"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         tree = ast.parse(code, name, "exec")
-        tree = _FinalLiterals().visit(tree)
+        tree = FinalLiterals().visit(tree)
         display = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             display = ast.Expression(tree.body.pop().value)
@@ -335,10 +191,10 @@ class Worker:
                 reply["exception"] = "MemoryError: the worker's memory limit was reached"
             except BaseException as exc:  # the cell's own failure, reported to the agent
                 reply["kind"] = "error"
-                reply["exception"] = _describe(exc)
-                err.write(_user_traceback(exc))
+                reply["exception"] = describe(exc)
+                err.write(user_traceback(exc))
             self._check_answer()
-            locals_ = self._changed()
+            locals_ = self.vars.changed(self._visible_items())
         except KeyboardInterrupt:
             reply["kind"] = "interrupted"
             reply["exception"] = "KeyboardInterrupt: cell interrupted (time limit)"
@@ -408,49 +264,9 @@ class Worker:
             self.send(reply)
 
 
-class _FinalLiterals(ast.NodeTransformer):
-    """Route ``print("FINAL(...)")``/``print(f"FINAL(...)")`` written in the cell through the recorder."""
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "print" and node.args:
-            first = node.args[0]
-            head = None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                head = first.value
-            elif isinstance(first, ast.JoinedStr) and first.values:
-                lead = first.values[0]
-                head = lead.value if isinstance(lead, ast.Constant) else None
-            if isinstance(head, str) and head.lstrip().startswith(("FINAL(", "FINAL_VAR(")):
-                call = ast.Call(ast.Name("__final_literal__", ast.Load()), [first], [])
-                node.args[0] = ast.copy_location(call, first)
-        return node
-
-
-def _exit_helper(code=None):
-    """Raise SystemExit, as the interactive ``exit()`` does."""
-    raise SystemExit(code)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _user_traceback(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell"):
-        tb = tb.tb_next
-    if isinstance(exc, SyntaxError):
-        tb = None
-    report = traceback.TracebackException(type(exc), exc, tb)
-    report.stack = traceback.StackSummary.from_list([f for f in report.stack if f.filename != "<string>"])
-    return "".join(report.format())
-
-
 def main() -> None:
     """Confine, announce readiness, then serve commands until stdin closes."""
-    cfg = json.loads(sys.argv[1])
+    cfg = json.loads(sys.argv[-1])
     cmd_fd, out_fd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -459,7 +275,7 @@ def main() -> None:
         report = confine(cfg)
         worker = Worker(cfg, cmd_fd, out_fd)
     except BaseException as exc:
-        msg = {"op": "fatal", "error": _describe(exc)}
+        msg = {"op": "fatal", "error": describe(exc)}
         os.write(out_fd, (json.dumps(msg) + "\n").encode())
         raise SystemExit(1) from None
     worker.send({"op": "hello", "pid": os.getpid(), **report})

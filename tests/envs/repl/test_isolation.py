@@ -118,3 +118,11 @@ def test_a_crashed_holders_processes_die_before_its_uid_is_reused(monkeypatch) -
     finally:
         leftover.kill()
         leftover.wait()
+
+
+def test_worker_code_on_disk_is_read_only_to_cells(make_env) -> None:
+    require(is_root(), "root, so that workers run as a uid that does not own the worker code")
+    env = make_env()
+    code = "import os, worker_support\nlib = os.path.dirname(worker_support.__file__)\nopen(os.path.join(lib, 'worker.py'), 'a')"
+    assert "PermissionError" in run(env, code).result.exception
+    assert "PermissionError" in run(env, "import os\nopen(os.path.join(lib, 'evil.py'), 'w')").result.exception

@@ -87,9 +87,13 @@ class EpisodeStore:
         self._lock = threading.Lock()
         self._writer: Connection | None = None
         self._pid = os.getpid()
-        self.write(ensure_schema, what=f"open store {self._display()}")
-        if self.dialect == "sqlite":
-            self._enable_wal()
+        try:
+            self.write(ensure_schema, what=f"open store {self._display()}")
+            if self.dialect == "sqlite":
+                self._enable_wal()
+        except BaseException:
+            self.close()  # refused (corrupt, newer, unreachable): release every connection
+            raise
 
     def _display(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)

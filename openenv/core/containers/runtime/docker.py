@@ -123,7 +123,7 @@ class LocalDockerProvider(EngineProvider):
         try:
             with translate_docker_errors(f"starting {image}"):
                 self._container.start()
-                self._container.reload()
+            self._check_alive()
             self.base_url = self._url_of(self._container, container_port, network)
         except ProviderError:
             self._stop_quietly()
@@ -179,6 +179,7 @@ class LocalDockerProvider(EngineProvider):
     def stop_container(self) -> None:
         """Stop and remove the container; a second call (or a gone container) is a no-op."""
         if self._stopped or self._container is None:
+            self.close_client()
             return
         with translate_docker_errors(f"stopping {self._container.name}"):
             try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,8 +57,26 @@ def translate_docker_errors(what: str) -> Iterator[None]:
         ) from exc
 
 
+def _probe_unix_socket(docker_host: str | None) -> None:
+    """Fail fast (and without leaking the SDK's half-open socket) when a local engine socket is dead."""
+    url = docker_host or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if not url.startswith("unix://"):
+        return
+    path = url[len("unix://") :]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            raise EngineUnavailableError(
+                f"connecting to Docker: the Docker engine is not reachable at {url} ({exc.strerror or exc}); "
+                "is dockerd running and DOCKER_HOST right?"
+            ) from exc
+
+
 def engine_client(docker_host: str | None = None, *, timeout: int = 60) -> docker.DockerClient:
     """A client for ``docker_host`` (default: ``DOCKER_HOST`` or the local socket), checked with a ping."""
+    _probe_unix_socket(docker_host)
     with translate_docker_errors("connecting to Docker"):
         if docker_host:
             client = docker.DockerClient(base_url=docker_host, timeout=timeout)

@@ -245,6 +245,7 @@ class DockerSwarmProvider(EngineProvider):
     def stop_container(self) -> None:
         """Remove the service and wait (bounded) until its containers are gone."""
         if self._stopped or self._service is None:
+            self.close_client()
             return
         with translate_docker_errors(f"removing {self._service.name}"):
             try:

@@ -195,6 +195,9 @@ class REPLEnvironment(Environment):
             final_answer=state.final_answer,
             reward=reward,
             done=done,
+            # Where the published env put these; in-process code reads them (the wire drops metadata).
+            metadata={"task_prompt": state.task_prompt, "final_answer": state.final_answer,
+                      "execution_time": result.execution_time},
         )
 
     async def _close(self) -> None:

@@ -24,6 +24,7 @@ from tests.envs.repl.conftest import run
 def test_finish_helpers(make_env, code: str, answer: str) -> None:
     obs = run(make_env(), code)
     assert obs.done and obs.final_answer == answer and obs.termination == "final"
+    assert obs.metadata["final_answer"] == answer  # where in-process users of the published env look
 
 
 def test_printing_final_text_does_not_finish(make_env) -> None:

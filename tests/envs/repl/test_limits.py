@@ -189,3 +189,18 @@ def test_open_files_limit(make_env) -> None:
     env = make_env(limits=test_limits(open_files=32))
     obs = run(env, "handles = [open('/dev/null') for _ in range(100)]")
     assert "Too many open files" in (obs.result.exception or "")
+
+
+def test_fallback_path_without_root_privileges(make_env, monkeypatch) -> None:
+    """The non-root code path (shared uid, no unshare/setpriv uid drop) still limits and cleans up."""
+    from openenv.envs.repl import identity, launch
+
+    monkeypatch.setattr(identity, "is_root", lambda: False)
+    monkeypatch.setattr(launch, "is_root", lambda: False)
+    env = make_env()
+    assert env._sandbox is not None and env._sandbox.ident.uid is None
+    assert run(env, "n = 5\nn * 2").result.stdout == "10\n"
+    obs, took = _timed(env, "sum(range(10**12))")
+    assert obs.outcome == "timeout" and obs.namespace_lost and took < CELL_LIMIT_S + GRACE_S + MARGIN_S
+    assert run(env, "'x' * 10**10").outcome == "memory"
+    assert run(env, "'after'").result.success

@@ -29,7 +29,7 @@ from openenv.core.errors import (
     SessionNotFoundError,
 )
 from webui import assets
-from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
+from webui.env_views import Editor, Notice, PageViews, field_help, form_lists, read_action, read_reset
 from webui.forms import build_form
 from webui.templating import render, url
 from webui.web_sessions import WebSession, WebSessions
@@ -53,6 +53,7 @@ class EnvPage:
         self.views = PageViews(
             action_node=build_form(schemas.get("action") or {}),
             reset_node=build_form(server.reset_params_schema()),
+            obs_help=field_help(schemas.get("observation") or {}),
         )
         self.tabs = WebSessions()
 
@@ -172,7 +173,7 @@ class EnvPage:
 
     def _ctx(self, request: Request, ws: WebSession, **extra: Any) -> dict[str, Any]:
         ctx: dict[str, Any] = {"request": request, "sid": ws.id, "ws": ws, "oob": False, "current": None,
-                               "summarize": self.views.summarize}
+                               "summarize": self.views.summarize, "obs_help": self.views.obs_help}
         ctx.update(extra)
         return ctx
 

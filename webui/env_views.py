@@ -106,6 +106,17 @@ def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+def field_help(schema: Mapping[str, Any]) -> dict[str, str]:
+    """Descriptions of an object schema's top-level properties (follows a root ``$ref``)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        schema = (schema.get("$defs") or {}).get(ref.rsplit("/", 1)[-1], {})
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return {}
+    return {k: v["description"] for k, v in props.items() if isinstance(v, dict) and isinstance(v.get("description"), str)}
+
+
 def _loc_text(err: Mapping[str, Any]) -> str:
     loc = ".".join(str(p) for p in err.get("loc") or ())
     msg = str(err.get("msg") or err.get("message") or "invalid value")
@@ -118,6 +129,7 @@ class PageViews:
 
     action_node: Node
     reset_node: Node
+    obs_help: dict[str, str] = field(default_factory=dict)
 
     def fresh_editor(self) -> Editor:
         return Editor("form", bind(self.action_node, prefix="a"))

@@ -53,6 +53,7 @@ def test_reset_with_seed_then_step(http: httpx.Client, open_tab: Callable[[], Ta
     body = _clean(resp)
     assert resp.status_code == 200
     assert "step 1: hello" in body and "reward 5.0" in body
+    assert '<h3 class="mono" title="What happened">note</h3>' in body
     assert 'id="history" class="panel history" hx-swap-oob="true"' in body
     assert "data:image/png;base64,iVBOR" in body
     assert "show all" in body

@@ -68,3 +68,15 @@ def test_unexpected_failures_show_a_notice_not_a_traceback(monkeypatch: pytest.M
         assert "secret internal detail" not in resp.text and "Traceback" not in resp.text
         plain = http.get(f"/web/s/{tab.sid}/state")
         assert plain.status_code == 500 and "<html" in plain.text and "secret" not in plain.text
+
+
+def test_env_failures_and_timeouts_are_notices() -> None:
+    with serve(zoo_app(step_timeout_s=0.3)) as url, httpx.Client(base_url=url, timeout=30) as http:
+        tab = Tab.open(http)
+        assert tab.reset().status_code == 200
+        boom = tab.step(**{"a.text": "boom"})
+        assert boom.status_code == 500 and "Step failed" in boom.text and "EXECUTION_ERROR" in boom.text
+        assert "kaboom from the environment" in boom.text and "Traceback" not in boom.text
+        slow = tab.step(**{"a.text": "slow"})
+        assert slow.status_code == 504 and "TIMEOUT" in slow.text
+        assert 'id="history"' in slow.text

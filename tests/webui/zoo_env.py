@@ -7,8 +7,11 @@ annotations as objects to build the reset form (string annotations are not resol
 import base64
 import json
 import struct
+import time
 import zlib
 from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
@@ -30,7 +33,7 @@ def tiny_png(width: int = 96, height: int = 48) -> str:
 class ZooObservation(Observation):
     echo: dict[str, Any] = {}
     echo_json: str = ""
-    note: str = ""
+    note: str = Field("", description="What happened")
     image: str = ""
     log: str = ""
 
@@ -54,6 +57,10 @@ class ZooEnvironment(Environment):
         return ZooObservation(note=f"ready seed={seed} difficulty={difficulty} board={board}", reward=None)
 
     def step(self, action: ZooAction, timeout_s: float | None = None, **kwargs: Any) -> ZooObservation:
+        if action.text == "boom":
+            raise RuntimeError("kaboom from the environment")
+        if action.text == "slow":
+            time.sleep(1.5)
         self._state.step_count += 1
         self._state.last_text = action.text
         return ZooObservation(

@@ -10,11 +10,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from openenv.core.errors import OpenEnvError
 from openenv.recording import EpisodeStore
@@ -37,6 +38,10 @@ _TITLES = {403: "Refused", 404: "Not found", 405: "Not allowed", 422: "Invalid i
 
 async def _static(request: Request, path: str) -> Response:
     return assets.static_response(path, request.query_params.get("v"))
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"status": "healthy", "service": "openenv-studio"})
 
 
 def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
@@ -66,6 +71,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
     app.include_router(episodes.router, dependencies=guard)
+    app.add_api_route("/health", _health, methods=["GET"], name="health", include_in_schema=False)
     app.add_api_route("/static/{path:path}", _static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE,
                       include_in_schema=False)
 
@@ -85,6 +91,12 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
         details = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
         return error_page(request, 422, _TITLES[422], details or "Invalid request.")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_page(request, 500, "Something went wrong",
+                          f"The studio hit an unexpected {type(exc).__name__}; details are in its log.")
 
     app.add_middleware(TokenGate, token=settings.token)
     app.add_middleware(TimingMiddleware)

@@ -61,7 +61,7 @@ class TokenGate:
         return False, False
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self.token is None:
+        if scope["type"] != "http" or self.token is None or scope.get("path") == "/health":
             await self.app(scope, receive, send)
             return
         ok, from_query = self._found(scope)

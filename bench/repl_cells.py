@@ -53,18 +53,30 @@ def plain_exec(code: str, repeats: int) -> list[float]:
     return times
 
 
-def worker_interpreter_exec(code: str, repeats: int) -> float:
-    """Best plain ``exec`` time of ``code`` under the interpreter the workers use."""
-    from openenv.envs.repl.config import Limits
+class SameInterpreter:
+    """A plain process of the workers' interpreter that runs ``exec(code)`` on request and reports the time."""
 
-    script = (
-        f"import time\ncode = compile({code!r}, '<bench>', 'exec')\nbest = 1e9\n"
-        f"for _ in range({repeats}):\n    ns = {{}}\n    t = time.perf_counter()\n    exec(code, ns)\n"
-        "    best = min(best, time.perf_counter() - t)\nprint(best)"
-    )
-    out = subprocess.run([Limits.from_env().interpreter(), "-I", "-S", "-c", script], capture_output=True,
-                         text=True, check=True, timeout=300)
-    return float(out.stdout)
+    def __init__(self, code: str) -> None:
+        from openenv.envs.repl.config import Limits
+
+        script = (
+            f"import sys, time\ncode = compile({code!r}, '<bench>', 'exec')\n"
+            "for _ in sys.stdin:\n    ns = {}\n    t = time.perf_counter()\n    exec(code, ns)\n"
+            "    print(time.perf_counter() - t, flush=True)"
+        )
+        self.proc = subprocess.Popen([Limits.from_env().interpreter(), "-I", "-S", "-c", script],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -72,23 +84,30 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def cells(url: str, trivial: int, compute: int) -> tuple[list[float], list[float], list[float]]:
-    async with REPLEnv(base_url=url) as env:
-        await env.reset(max_iterations=10**9)
-        for _ in range(20):  # warm up
-            await env.execute(TRIVIAL)
-        rtt = []
-        for _ in range(trivial):
-            began = time.perf_counter()
-            await env.execute(TRIVIAL)
-            rtt.append(time.perf_counter() - began)
-        compute_rtt, compute_worker = [], []
-        for _ in range(compute):
-            began = time.perf_counter()
-            result = await env.execute(COMPUTE)
-            compute_rtt.append(time.perf_counter() - began)
-            compute_worker.append(result.observation.result.execution_time)
-        return rtt, compute_rtt, compute_worker
+async def cells(url: str, trivial: int, compute: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"rtt": [], "ref_trivial": [], "compute_rtt": [], "compute_worker": [],
+                                   "compute_plain": [], "compute_same": []}
+    same = SameInterpreter(COMPUTE)
+    try:
+        async with REPLEnv(base_url=url) as env:
+            await env.reset(max_iterations=10**9)
+            for _ in range(20):  # warm up
+                await env.execute(TRIVIAL)
+            for _ in range(trivial):
+                began = time.perf_counter()
+                await env.execute(TRIVIAL)
+                out["rtt"].append(time.perf_counter() - began)
+                out["ref_trivial"] += plain_exec(TRIVIAL, 1)
+            for _ in range(compute):  # interleaved rounds: the same load hits all three
+                began = time.perf_counter()
+                result = await env.execute(COMPUTE)
+                out["compute_rtt"].append(time.perf_counter() - began)
+                out["compute_worker"].append(result.observation.result.execution_time)
+                out["compute_plain"] += plain_exec(COMPUTE, 1)
+                out["compute_same"].append(same.run())
+    finally:
+        same.close()
+    return out
 
 
 async def starts(url: str, count: int) -> list[float]:
@@ -109,28 +128,24 @@ def main() -> None:
     args = parser.parse_args()
     proc, url = start_server()
     try:
-        rtt, compute_rtt, compute_worker = asyncio.run(cells(url, args.trivial, args.compute))
+        m = asyncio.run(cells(url, args.trivial, args.compute))
         start = asyncio.run(starts(url, args.starts))
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    ref_trivial = plain_exec(TRIVIAL, args.trivial)
-    ref_compute = plain_exec(COMPUTE, args.compute)
-    ref_same = worker_interpreter_exec(COMPUTE, args.compute)
     ms = 1000.0
+    rtt = m["rtt"]
     print(f"trivial cell {TRIVIAL!r} over WebSocket ({args.trivial} cells)")
     print(f"  p50 {statistics.median(rtt) * ms:.3f} ms  p90 {pct(rtt, 0.9) * ms:.3f} ms  "
           f"p99 {pct(rtt, 0.99) * ms:.3f} ms   (target p50 < 3 ms)")
-    print(f"  plain exec p50 {statistics.median(ref_trivial) * 1e6:.1f} us")
-    best_ref, best_rtt, best_worker = min(ref_compute), min(compute_rtt), min(compute_worker)
-    print(f"compute cell {COMPUTE!r} (best of {args.compute})")
-    print(f"  plain exec {best_ref * ms:.1f} ms   worker exec {best_worker * ms:.1f} ms "
-          f"({best_worker / best_ref:.2f}x)   round trip {best_rtt * ms:.1f} ms ({best_rtt / best_ref:.2f}x; "
-          f"target <= 1.3x)")
-    print(f"  same interpreter as the workers: plain exec {ref_same * ms:.1f} ms -> worker exec "
-          f"{best_worker / ref_same:.2f}x, round trip {best_rtt / ref_same:.2f}x")
-    print(f"  medians: plain {statistics.median(ref_compute) * ms:.1f} ms, round trip "
-          f"{statistics.median(compute_rtt) * ms:.1f} ms")
+    print(f"  plain exec p50 {statistics.median(m['ref_trivial']) * 1e6:.1f} us")
+    plain, same = min(m["compute_plain"]), min(m["compute_same"])
+    worker, trip = min(m["compute_worker"]), min(m["compute_rtt"])
+    print(f"compute cell {COMPUTE!r} (best of {args.compute} interleaved rounds)")
+    print(f"  plain exec here {plain * ms:.1f} ms; plain exec under the workers' interpreter {same * ms:.1f} ms")
+    print(f"  worker exec {worker * ms:.1f} ms ({worker / same:.2f}x same interpreter, {worker / plain:.2f}x here)")
+    print(f"  round trip  {trip * ms:.1f} ms ({trip / same:.2f}x same interpreter, {trip / plain:.2f}x here; "
+          "target <= 1.3x)")
     print(f"worker start: connect + reset of a fresh session ({args.starts} sessions)")
     print(f"  p50 {statistics.median(start) * ms:.1f} ms  p90 {pct(start, 0.9) * ms:.1f} ms")
     print(f"  (this process: {sys.executable}, Python {sys.version.split()[0]})")

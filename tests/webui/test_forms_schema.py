@@ -110,3 +110,12 @@ def test_literal_optional_and_const() -> None:
 def test_garbage_schema_does_not_crash() -> None:
     for schema in ({}, {"type": "object"}, {"$ref": "#/$defs/Missing"}, {"anyOf": []}, {"type": 5}):
         assert build_form(schema).kind in ("json", "object")
+
+
+def test_untyped_parameters_take_their_defaults_type() -> None:
+    schema = {"type": "object", "properties": {
+        "n": {"default": 1}, "x": {"default": 0.5}, "on": {"default": True}, "s": {"default": "a"},
+        "none": {"default": None}, "lst": {"default": [1]},
+    }}
+    kinds = {c.key: c.kind for c in build_form(schema).children}
+    assert kinds == {"n": "integer", "x": "number", "on": "boolean", "s": "string", "none": "json", "lst": "json"}

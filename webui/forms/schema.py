@@ -119,7 +119,22 @@ def _node(ctx: _Ctx, raw: Any, key: str | None, required: bool, stack: tuple[str
             return _optional(base, inner)
         base.reason = "several types"
         return base
+    if types is None and "properties" not in schema and "items" not in schema:
+        types = _type_of_default(schema.get("default", MISSING))
     return _typed(ctx, base, schema, types, stack, depth)
+
+
+def _type_of_default(value: Any) -> str | None:
+    """An untyped parameter with a scalar default takes the default's type."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
 
 
 def _typed(ctx: _Ctx, base: Node, schema: dict[str, Any], t: Any, stack: tuple[str, ...], depth: int) -> Node:

@@ -9,9 +9,11 @@ privileged parts before that interpreter starts; otherwise the worker does them 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,9 +107,20 @@ def _launcher(limits: Limits, ident: Identity, cfg: dict) -> list[str]:
         prefix.append(SETPRIV)
         if ident.uid is not None:
             prefix += [f"--reuid={ident.uid}", f"--regid={ident.gid}", "--clear-groups"]
+        if _setpriv_has_pdeathsig():  # the worker dies with the server, even if the server is SIGKILLed
+            prefix += ["--pdeathsig", "SIGKILL"]
         prefix += ["--no-new-privs", "--"]
         cfg["nnp_done"] = True
     return prefix
+
+
+@functools.lru_cache(maxsize=1)
+def _setpriv_has_pdeathsig() -> bool:
+    try:
+        out = subprocess.run([SETPRIV or "setpriv", "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--pdeathsig" in out.stdout
 
 
 def _nproc(limits: Limits) -> int:

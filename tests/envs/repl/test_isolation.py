@@ -126,3 +126,25 @@ def test_worker_code_on_disk_is_read_only_to_cells(make_env) -> None:
     code = "import os, worker_support\nlib = os.path.dirname(worker_support.__file__)\nopen(os.path.join(lib, 'worker.py'), 'a')"
     assert "PermissionError" in run(env, code).result.exception
     assert "PermissionError" in run(env, "import os\nopen(os.path.join(lib, 'evil.py'), 'w')").result.exception
+
+
+def test_workers_die_with_a_killed_server() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from openenv.envs.repl import launch
+
+    require(bool(launch.SETPRIV) and launch._setpriv_has_pdeathsig(), "util-linux setpriv with --pdeathsig")
+    script = (
+        "import os, threading, time\n"
+        "from openenv.envs.repl import REPLAction, REPLEnvironment\n"
+        "env = REPLEnvironment()\nenv.reset()\n"
+        "print(env.step(REPLAction(code='import os\\nos.getpid()')).result.stdout.strip(), flush=True)\n"
+        "threading.Thread(target=env.step, args=(REPLAction(code='while True: pass'),), daemon=True).start()\n"
+        "time.sleep(0.5)\nos.kill(os.getpid(), 9)\n"
+    )
+    repo = Path(__file__).resolve().parents[3]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=repo)
+    assert out.returncode == -9
+    assert _gone(int(out.stdout.strip()))

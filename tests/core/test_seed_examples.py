@@ -75,3 +75,19 @@ def test_seed_client_sync_block_runs_as_written_against_localhost_8000():
     namespace = module.__dict__
     assert namespace["step_result"].observation.response == "Echo: hello"
     assert namespace["result"].observation.response == "Ready"
+
+
+def test_http_env_server_methods_named_in_the_seed_api_reference():
+    from fastapi import FastAPI
+
+    from openenv.core.env_server import HTTPEnvServer
+    from openenv.envs.echo import EchoAction, EchoEnvironment, EchoObservation
+
+    server = HTTPEnvServer(EchoEnvironment, EchoAction, EchoObservation)
+    app = FastAPI()
+    server.register_routes(app)
+    schema = app.openapi()["paths"]
+    assert {"/reset", "/step", "/state", "/schema"} <= set(schema)
+    assert server._deserialize_action({"message": "x"}) == EchoAction(message="x")
+    wire = server._serialize_observation(EchoObservation(echoed_message="x", message_length=1, reward=0.1))
+    assert wire == {"observation": {"echoed_message": "x", "message_length": 1}, "reward": 0.1, "done": False}

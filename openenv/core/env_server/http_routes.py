@@ -206,8 +206,8 @@ def build_http_router(server: HTTPEnvServer) -> APIRouter:
         return _JSON({"closed": session_id})
 
     @router.get("/", include_in_schema=False)
-    async def root(request: Request) -> Response:
-        if any(getattr(r, "path", "") == "/web" for r in request.app.routes):
+    async def root() -> Response:
+        if server.web_mounted:
             return RedirectResponse("/web")
         return JSONResponse({"docs": "/docs", "health": "/health"})
 

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 
 from openenv.core.env_server.dispatch import Dispatcher, reset_parameters
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.serialization import ActionCodec, json_schema, to_jsonable
+from openenv.core.env_server.serialization import ActionCodec, json_schema, observation_to_wire, to_jsonable
 from openenv.core.env_server.sessions import Session, SessionManager
 from openenv.core.env_server.types import EnvironmentMetadata, State
 
@@ -101,6 +101,7 @@ class HTTPEnvServer:
             codec=ActionCodec(self.action_cls), executor=self.executor, default_timeout_s=step_timeout_s
         )
         self._instance_session: Session | None = None
+        self.web_mounted = False
         self._metadata: dict[str, Any] | None = None
 
     # -- descriptions ---------------------------------------------------------------------
@@ -195,6 +196,14 @@ class HTTPEnvServer:
         finally:
             await self.sessions.dispose(env)
 
+    def _deserialize_action(self, data: dict[str, Any]) -> Any:
+        """Validate a wire dict into the action type (raises ActionValidationError)."""
+        return self.dispatcher.codec.parse(data)
+
+    def _serialize_observation(self, observation: Any) -> dict[str, Any]:
+        """An observation as the published wire payload ``{"observation", "reward", "done"}``."""
+        return observation_to_wire(observation)
+
     # -- wiring ---------------------------------------------------------------------------
 
     def register_routes(self, app: FastAPI) -> None:
@@ -259,6 +268,7 @@ def _mount_web(app: FastAPI, server: HTTPEnvServer) -> None:
             raise
         return
     app.include_router(build_env_page_router(server))
+    server.web_mounted = True
 
 
 # -- type introspection helpers -----------------------------------------------------------

@@ -253,8 +253,8 @@ class DockerSwarmProvider(EngineProvider):
             except docker.errors.NotFound:
                 pass
             deadline = time.monotonic() + 30.0
-            while time.monotonic() < deadline and self.client.containers.list(
-                all=True, filters={"label": f"com.docker.swarm.service.id={self._service.id}"}
+            while time.monotonic() < deadline and self.client.api.containers(
+                all=True, quiet=True, filters={"label": f"com.docker.swarm.service.id={self._service.id}"}
             ):
                 time.sleep(0.2)
         self._stopped = True

@@ -67,8 +67,14 @@ class EnvPage:
             return self._error_page(request, 503, "All sessions are busy", _cap_message(exc))
         except OpenEnvError as exc:
             return self._error_page(request, _STATUS.get(exc.code, 500), "Could not start a session", exc.message)
+        self._forget_gone_tabs()
         ws = self.tabs.add(sid)
         return await self._page(request, ws, meta=meta)
+
+    def _forget_gone_tabs(self) -> None:
+        lister = getattr(self.server, "list_sessions", None)
+        if callable(lister):
+            self.tabs.keep_only({s.get("session_id") for s in lister()})
 
     async def _open_session(self) -> str:
         """Open a pool session; a reloaded tab's old session may still be closing, so retry briefly."""

@@ -9,6 +9,7 @@ from typing import Any
 
 MAX_HISTORY = 100
 KEEP_PAYLOADS = 20
+KEEP_BYTES = 16 * 1024 * 1024
 MAX_WEB_SESSIONS = 512
 
 
@@ -23,6 +24,7 @@ class Record:
     latency_ms: float
     reward: Any = None
     done: bool = False
+    size: int = 0
     at: float = field(default_factory=time.time)
 
 
@@ -50,14 +52,36 @@ class WebSession:
         if len(self.history) == self.history.maxlen:
             self.dropped += 1
         rec = Record(index=index, kind=kind, action=action, payload=payload, latency_ms=latency_ms,
-                     reward=payload.get("reward"), done=bool(payload.get("done")))
+                     reward=payload.get("reward"), done=bool(payload.get("done")), size=rough_size(payload))
         self.history.append(rec)
-        for old in list(self.history)[:-KEEP_PAYLOADS]:
-            old.payload = None
+        kept = 0
+        for i, old in enumerate(reversed(self.history)):
+            kept += old.size if old.payload is not None else 0
+            if i > 0 and (i >= KEEP_PAYLOADS or kept > KEEP_BYTES):
+                old.payload = None
         return rec
 
     def find(self, index: int) -> Record | None:
         return next((r for r in self.history if r.index == index), None)
+
+
+def rough_size(value: Any, budget: int = 2000) -> int:
+    """Approximate in-memory size of a JSON value, counting at most ``budget`` nodes (strings exactly)."""
+    total, stack = 0, [value]
+    while stack and budget > 0:
+        budget -= 1
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 64 * len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            total += 16 * len(item)
+            stack.extend(item)
+        else:
+            total += 16
+    return total
 
 
 class WebSessions:
@@ -82,6 +106,11 @@ class WebSessions:
 
     def drop(self, session_id: str) -> None:
         self._items.pop(session_id, None)
+
+    def keep_only(self, live: set[str]) -> None:
+        """Forget tabs whose pool session is gone (closed or reaped)."""
+        for session_id in [s for s in self._items if s not in live]:
+            del self._items[session_id]
 
     def __len__(self) -> int:
         return len(self._items)

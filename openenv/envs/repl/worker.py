@@ -248,19 +248,24 @@ class Worker:
 
     def serve(self) -> None:
         while True:
+            msg: dict = {}
             try:
-                msg = self.receive()
-                if msg is None:
-                    return
+                msg = self.receive() or {"op": "eof"}
                 op = msg.get("op")
+                if op == "eof":
+                    return
                 if op == "exec":
                     reply = self.run(msg)
                 elif op == "init":
                     reply = self.init(msg)
                 else:
                     continue
-            except KeyboardInterrupt:
-                continue
+            except KeyboardInterrupt:  # landed just outside run()'s own handlers
+                self.armed = False
+                if msg.get("op") != "exec":
+                    continue
+                reply = {"op": "result", "id": msg.get("id"), "kind": "interrupted",
+                         "exception": "KeyboardInterrupt: cell interrupted (time limit)"}
             self.send(reply)
 
 

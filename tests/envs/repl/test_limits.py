@@ -204,3 +204,10 @@ def test_fallback_path_without_root_privileges(make_env, monkeypatch) -> None:
     assert obs.outcome == "timeout" and obs.namespace_lost and took < CELL_LIMIT_S + GRACE_S + MARGIN_S
     assert run(env, "'x' * 10**10").outcome == "memory"
     assert run(env, "'after'").result.success
+
+
+def test_catastrophic_regex_comes_back(make_env) -> None:
+    env = make_env()
+    obs, took = _timed(env, "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')")
+    assert obs.outcome == "timeout" and took < CELL_LIMIT_S + GRACE_S + MARGIN_S
+    assert run(env, "'next'").result.success

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 10_000
+WAL_AUTOCHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of WAL, not every 4 MB
 WRITE_RETRIES = 6
 T = TypeVar("T")
 
@@ -55,6 +56,7 @@ def _on_sqlite_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     try:
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         cur.execute("PRAGMA foreign_keys=ON")
     finally:
         cur.close()
@@ -68,6 +70,12 @@ def _on_sqlite_begin(conn: Connection) -> None:
 def make_engine(target: str | Path) -> Engine:
     """Create the engine for ``target`` (a path or a URL); raises ``RecordingError``."""
     url = connect_url(target)
+    if url.endswith(":memory:") or url.rstrip("/") == "sqlite:":
+        raise RecordingError(
+            "in-memory SQLite stores are not supported (each connection would see its own "
+            "empty database); use a file, e.g. in a temporary folder",
+            code="STORE_URL",
+        )
     try:
         parsed = make_url(url)
         if parsed.get_backend_name() == "sqlite":

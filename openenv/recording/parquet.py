@@ -8,13 +8,15 @@ reads it as is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .episode_format import FORMAT, FORMAT_VERSION, Conflict, validate
 from .errors import ExportFormatError, MissingExtraError
+from .jsonable import dumps, loads
 from .queries import EpisodeFilter
 from .store import EpisodeStore
 from .transfer import ImportResult, Progress, iter_episode_dicts, load_episode_dicts
@@ -55,7 +57,7 @@ def parquet_schema() -> Any:
 
 
 def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return None if value is None else dumps(value)
 
 
 def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
@@ -69,13 +71,13 @@ def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
 def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     try:
         obj = dict(row, format=FORMAT)
-        obj["reset_kwargs"] = json.loads(row["reset_kwargs"] or "{}")
-        obj["run"] = json.loads(row["run"] or "{}")
+        obj["reset_kwargs"] = loads(row["reset_kwargs"] or "{}")
+        obj["run"] = loads(row["run"] or "{}")
         obj["steps"] = [
-            {**s, **{k: None if s.get(k) is None else json.loads(s[k]) for k in _JSON_STEP}}
+            {**s, **{k: None if s.get(k) is None else loads(s[k]) for k in _JSON_STEP}}
             for s in row.get("steps") or []
         ]
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+    except (KeyError, TypeError, orjson.JSONDecodeError) as exc:
         raise ExportFormatError(f"{where}: unreadable episode row ({exc})") from exc
     return validate(obj, where)
 

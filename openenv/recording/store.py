@@ -132,7 +132,16 @@ class EpisodeStore:
     def write(self, fn: Callable[[Connection], T], *, what: str = "write") -> T:
         """Run ``fn(conn)`` as one committed write transaction: the single write path."""
         with self._lock:
-            return write_transaction(self._writer_connection(), fn, what=what)
+            try:
+                return write_transaction(self._writer_connection(), fn, what=what)
+            finally:
+                self._drop_writer_if_broken()
+
+    def _drop_writer_if_broken(self) -> None:
+        """After a lost connection (server restart), the next write reconnects."""
+        if self._writer is not None and self._writer.invalidated:
+            self._writer.close()
+            self._writer = None
 
     def _writer_connection(self) -> Connection:
         """The one writer connection (call with the lock held); reopened after a fork."""

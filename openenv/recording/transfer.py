@@ -9,14 +9,16 @@ Exports hold one episode in memory at a time; ``on_progress(done, total)`` is ca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from .episode_format import Conflict, episode_to_dict, insert_episode, validate
 from .errors import ExportFormatError
+from .jsonable import dumps
 from .queries import EpisodeFilter
 from .store import EpisodeStore
 
@@ -66,7 +68,7 @@ def export_jsonl(
             return export_jsonl(store, f, filters=filters, episode_ids=episode_ids, on_progress=on_progress)
     n = 0
     for obj in iter_episode_dicts(store, filters=filters, episode_ids=episode_ids, on_progress=on_progress):
-        dest.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        dest.write(dumps(obj))
         dest.write("\n")
         n += 1
     return n
@@ -77,8 +79,8 @@ def _lines(src: IO[str]) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
             raise ExportFormatError(f"line {lineno}: not JSON ({exc.msg})", line=lineno) from exc
         yield validate(obj, f"line {lineno}")
 

@@ -58,3 +58,23 @@ def test_newer_schema_on_postgres(pg_url: str) -> None:
         assert exc.found == 7
     else:
         raise AssertionError("a newer schema must be refused")
+
+
+def test_reconnects_after_the_server_drops_the_connection(pg_url: str) -> None:
+    import pytest
+
+    from openenv.recording import RecordingError
+
+    from .conftest import _pg_connect, fill
+
+    with EpisodeStore(pg_url) as store:
+        (eid,) = fill(store, steps=1, done=False)
+        with _pg_connect() as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (pg_url.rsplit("/", 1)[1],),
+            )
+        with pytest.raises(RecordingError):  # the lost connection is reported, not hidden
+            store.append_step(eid, 2, action={}, observation={})
+        store.append_step(eid, 2, action={}, observation={}, done=True)  # the next write reconnects
+        assert store.get_episode(eid).step_count == 2

@@ -124,7 +124,7 @@ def test_unserialisable_observation_is_marked(store: EpisodeStore) -> None:
         "__openenv_unserializable__": "test_unserialisable_observation_is_marked.<locals>.Weird",
         "repr": "<weird>",
     }
-    assert obs["nan"]["repr"] == "nan"
+    assert obs["nan"] is None  # as on the wire
 
 
 def test_reopen_keeps_data(db_path) -> None:  # noqa: ANN001
@@ -133,3 +133,38 @@ def test_reopen_keeps_data(db_path) -> None:  # noqa: ANN001
     with EpisodeStore(db_path) as s:
         assert s.get_episode(eid).step_count == 5
         assert len(s.load_steps(eid)) == 6
+
+
+def test_awkward_json_values(store: EpisodeStore) -> None:
+    deep: dict = {}
+    node = deep
+    for _ in range(300):
+        node["d"] = {}
+        node = node["d"]
+    run = store.create_run(env_name="echo")
+    eid = store.start_episode(run, observation={"big": 2**70, 1: "int key", "deep": deep, "t": (1, 2)})
+    obs = store.load_steps(eid)[0].observation
+    assert obs["big"]["__openenv_unserializable__"] == "int" and obs["1"] == "int key" and obs["t"] == [1, 2]
+    depth, node = 0, obs["deep"]
+    while "d" in node:
+        node, depth = node["d"], depth + 1
+    assert 50 < depth < 300 and node.get("__openenv_unserializable__") == "dict"
+
+
+def test_pagination_with_equal_start_times(store: EpisodeStore) -> None:
+    fill(store, episodes=7, steps=1)
+    store.write(lambda c: c.exec_driver_sql("UPDATE episode SET started_at = 1000.5"))
+    seen, cursor = [], None
+    for _ in range(5):
+        page = store.list_episodes(limit=3, cursor=cursor)
+        seen += [e.id for e in page.items]
+        if (cursor := page.next_cursor) is None:
+            break
+    assert len(seen) == len(set(seen)) == 7
+
+
+def test_in_memory_target_is_refused() -> None:
+    from openenv.recording import RecordingError
+
+    with pytest.raises(RecordingError, match="in-memory"):
+        EpisodeStore(":memory:")

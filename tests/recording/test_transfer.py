@@ -127,3 +127,11 @@ def test_bad_parquet_file(store: EpisodeStore, tmp_path: Path) -> None:
     bad.write_bytes(b"nope")
     with pytest.raises(ExportFormatError, match="not a readable Parquet file"):
         import_parquet(store, bad)
+
+
+def test_export_streams_with_progress(store: EpisodeStore, tmp_path: Path) -> None:
+    fill(store, episodes=120, steps=2)
+    seen: list[int] = []
+    n = export_jsonl(store, tmp_path / "big.jsonl", on_progress=lambda done, total: seen.append(done))
+    assert n == 120 and seen == list(range(1, 121))
+    assert len((tmp_path / "big.jsonl").read_text().splitlines()) == 120

@@ -36,7 +36,7 @@ def test_echo_step_with_keyboard(page: Any, echo_web: str, shot: Any) -> None:
     page.wait_for_selector("#observation .badge.step:text('step 1')")
     obs = page.inner_text("#observation")
     assert "hello browser" in obs and "reward 1.3" in obs
-    assert page.locator("#history .history-row").count() == 2
+    page.wait_for_function("document.querySelectorAll('#history .history-row').length === 2")
     page.wait_for_function("document.querySelector('#state').innerText.includes('hello browser')")
     shot(page)
 
@@ -98,7 +98,7 @@ def test_inline_validation_error_then_fix(page: Any, zoo_web: str, shot: Any) ->
     page.fill(_field("a.text"), "fine")
     page.click("#step-button")
     page.wait_for_selector("#observation .badge.step:text('step 1')")
-    assert page.locator(".field-errors").count() == 0
+    page.wait_for_function("document.querySelectorAll('.field-errors').length === 0")
 
 
 def test_reset_with_seed_and_reset_params(page: Any, zoo_web: str) -> None:
@@ -129,7 +129,7 @@ def test_two_tabs_have_independent_episodes(context: Any, zoo_web: str, shot: An
     b.fill(_field("a.text"), "zeta-bee")
     b.click("#step-button")
     b.wait_for_selector("#observation .badge.step:text('step 1')")
-    assert a.locator("#history .history-row").count() == 3
+    a.wait_for_function("document.querySelectorAll('#history .history-row').length === 3")
     assert "zeta-bee" not in a.inner_text("#history") and "alpha" not in b.inner_text("#history")
     shot(a, "tab-a")
     shot(b, "tab-b")

@@ -1,8 +1,9 @@
 """Group commit for async recorders: steps finished in the same event-loop turn share one
 transaction, and each ``step()`` still returns only after its own row has committed.
 
-With one session this costs a loop turn; with many concurrent sessions on one loop it turns
-N commits into one (fewer lock round trips and WAL pages per step).
+When no other recording session on the loop is mid-step (a single session), the row is
+written at once, with no loop turn added; with many concurrent sessions on one loop it waits one
+loop turn and turns N commits into one (fewer lock round trips and WAL pages per step).
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ class StepBatcher:
         self.store = store
         self.loop = loop
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self.in_flight = 0  # recording sessions waiting for a step reply right now
 
     async def append(self, row: dict[str, Any]) -> None:
-        """Queue ``row`` and wait until it is committed (or its error)."""
+        """Commit ``row``; returns once it is committed (raises its error)."""
+        if self.in_flight == 0 and not self._pending:
+            self.store.append_steps([row])  # nobody to share a commit with
+            return
         future: asyncio.Future[None] = self.loop.create_future()
         if not self._pending:
             self.loop.call_soon(self._flush)

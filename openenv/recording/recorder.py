@@ -181,13 +181,18 @@ class RecordingEnvClient:
 
     async def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
         payload = self._rec.payload(action)
+        batcher = batcher_for(self._rec.store)
+        batcher.in_flight += 1
         t0 = time.perf_counter()
-        result = await self._client.step(action, *args, **kwargs)
+        try:
+            result = await self._client.step(action, *args, **kwargs)
+        finally:
+            batcher.in_flight -= 1
         latency = (time.perf_counter() - t0) * 1000
         state = await self._client.state() if self._rec.capture_state and self._rec.episode_id else None
         row = self._rec.step_row(payload, result, latency, state)
         if row is not None:
-            await batcher_for(self._rec.store).append(row)
+            await batcher.append(row)
         return result
 
     async def close(self) -> None:

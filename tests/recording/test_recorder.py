@@ -225,6 +225,7 @@ def test_a_bad_row_in_a_batch_fails_alone(store: EpisodeStore) -> None:
 
     async def main() -> list[Any]:
         batcher = batcher_for(store)
+        batcher.in_flight = 1  # as if another session were mid-step: both rows share one commit
         dup = store.step_row(a, 1, action={}, observation={"again": True})  # primary key clash
         ok = store.step_row(b, 1, action={}, observation={"fine": True})
         return await asyncio.gather(batcher.append(dup), batcher.append(ok), return_exceptions=True)
@@ -233,3 +234,29 @@ def test_a_bad_row_in_a_batch_fails_alone(store: EpisodeStore) -> None:
     assert isinstance(dup_result, RecordingError) and ok_result is None
     assert store.load_steps(b)[1].observation == {"fine": True}
     assert store.load_steps(a)[1].observation == {}
+
+
+def test_batched_rows_share_one_transaction(store: EpisodeStore) -> None:
+    from openenv.recording.batching import batcher_for
+
+    run = store.create_run(env_name="echo")
+    eids = [store.start_episode(run, observation={}) for _ in range(5)]
+    calls: list[int] = []
+    original = store.append_steps
+
+    def counting(rows):  # noqa: ANN001, ANN202
+        calls.append(len(rows))
+        return original(rows)
+
+    store.append_steps = counting  # type: ignore[method-assign]
+
+    async def main() -> None:
+        batcher = batcher_for(store)
+        batcher.in_flight = 1
+        await asyncio.gather(*(batcher.append(store.step_row(e, 1, action={}, observation={})) for e in eids))
+        batcher.in_flight = 0
+        await batcher.append(store.step_row(eids[0], 2, action={}, observation={}))
+
+    asyncio.run(main())
+    assert calls == [5, 1]
+    assert all(store.get_episode(e).step_count >= 1 for e in eids)

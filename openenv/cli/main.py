@@ -8,6 +8,7 @@ from openenv.cli.build import build
 from openenv.cli.episodes import episodes
 from openenv.cli.init import init
 from openenv.cli.serve import serve
+from openenv.cli.studio import studio
 from openenv.cli.validate import validate
 
 
@@ -19,6 +20,7 @@ def cli() -> None:
 
 cli.add_command(serve)
 cli.add_command(build)
+cli.add_command(studio)
 cli.add_command(episodes)
 cli.add_command(validate)
 cli.add_command(init)

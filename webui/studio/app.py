@@ -62,6 +62,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
             yield
         finally:
             await studio.plays.close_all()
+            launcher.release()
             store.close()
 
     app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)

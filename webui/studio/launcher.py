@@ -30,6 +30,7 @@ __all__ = ["Health", "Launcher", "Runtime"]
 
 log = logging.getLogger("openenv.studio")
 HEALTH_TIMEOUT_S = 1.5
+_OUTLIVING: list[ContainerProvider] = []  # detached env processes keep running after shut-down
 
 
 @dataclass
@@ -223,6 +224,12 @@ class Launcher:
                          target=str(item.get("url")), status="attached", base_url=item.get("url"),
                          started_at=float(item.get("at") or time.time()), adopted=True)
             self.runtimes[rt.id] = rt
+
+    def release(self) -> None:
+        """At shut-down: leave the envs running (they are re-adopted on the next start), but keep
+        the process handles referenced so their ``Popen`` objects are not collected while alive."""
+        _OUTLIVING.extend(r.handle for r in self.runtimes.values() if r.handle is not None)
+        self.runtimes.clear()
 
     # -- health ---------------------------------------------------------------------------------
     async def health_all(self) -> dict[str, Health]:

@@ -17,6 +17,7 @@ import httpx
 
 from openenv.core import GenericEnvClient, OpenEnvError
 from openenv.recording import EpisodeStore, record
+from webui.env_views import field_help
 from webui.forms import Node, build_form
 from webui.studio.errors import NotFoundError, PlayError
 from webui.web_sessions import WebSession
@@ -46,6 +47,7 @@ class PlaySession:
     action_node: Node
     reset_node: Node
     web: WebSession
+    obs_help: dict[str, str] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
 
@@ -88,7 +90,7 @@ class PlaySessions:
         ps = PlaySession(
             id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
             action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(RESET_SCHEMA),
-            web=WebSession(id=""),
+            web=WebSession(id=""), obs_help=field_help((schema or {}).get("observation") or {}),
         )
         ps.web.id = ps.id
         self._items[ps.id] = ps

@@ -80,16 +80,13 @@ def page_or_fragment(request: Request, page_template: str, fragment: str, *, sta
 
 
 def error_page(request: Request, status: int, title: str, message: str, *, code: str | None = None) -> Response:
-    """``studio/{status}.html`` if it exists, else ``error.html``; a notice fragment for htmx."""
+    """``studio/{status}.html`` if it exists, else the error page; a notice fragment for htmx."""
     if is_htmx(request):
         html = render_studio("studio/_error.html", request, title=title, message=message, code=code)
         return HTMLResponse(html, status_code=status)
     env = _env()
-    try:
-        template = env.get_template(f"studio/{status}.html")
-    except jinja2.TemplateNotFound:
-        template = env.get_template("error.html")
-    retry = url(request, "envs_page") if status != 404 else None
+    template = env.select_template([f"studio/{status}.html", "studio/error.html", "error.html"])
+    retry = url(request, "envs_page")
     html = template.render(request=request, csrf=request.app.state.csrf_secret, nav="", title=title,
                            message=message, retry=retry, code=code)
     return HTMLResponse(html, status_code=status)

@@ -34,7 +34,7 @@ def _ctx(request: Request, ps: PlaySession, **extra: Any) -> dict[str, Any]:
     obs = views.observation(request, ps.web, extra.pop("record", None), extra.pop("notice", None))
     ctx: dict[str, Any] = {
         "nav": "envs", "ps": ps, "sid": ps.id, "ws": ps.web, "oob": False, "obs": obs,
-        "current": obs.record.index if obs.record else None, "summarize": views.summarize,
+        "current": obs.record.index if obs.record else None, "summarize": views.summarize, "obs_help": ps.obs_help,
         "editor": views.fresh_editor(), "reset": views.fresh_reset(),
     }
     ctx.update(extra)

@@ -1,0 +1,36 @@
+"""``openenv studio``: the web studio (launch, play, record, replay) on 127.0.0.1:8000."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["studio"]
+
+
+@click.command()
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1; others need --token).")
+@click.option("--port", default=None, type=click.IntRange(0, 65535), help="Port to bind (default 8000).")
+@click.option("--data-dir", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Data directory (default $XDG_DATA_HOME/openenv-studio).")
+@click.option("--token", default=None, help="Access token (required off loopback; OPENENV_STUDIO_TOKEN).")
+@click.option("--log-level", default="warning", show_default=True)
+def studio(host: str | None, port: int | None, data_dir: Path | None, token: str | None, log_level: str) -> None:
+    """Serve the OpenEnv Studio web app. Every setting also reads OPENENV_STUDIO_<NAME>."""
+    import uvicorn
+
+    from webui.studio import create_studio_app, load_settings
+    from webui.studio.errors import SettingsError
+
+    try:
+        settings = load_settings({"host": host, "port": port, "data_dir": data_dir, "token": token})
+    except SettingsError as exc:
+        raise click.UsageError(exc.message) from None
+    app = create_studio_app(settings)
+    shown = f"http://{settings.host}:{settings.port}/"
+    if settings.token:
+        shown += "?token=<your token>"
+    click.echo(f"openenv studio: {shown} (data in {settings.data_dir})", err=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=log_level,
+                ws_per_message_deflate=False, lifespan="on")

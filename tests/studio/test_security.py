@@ -1,0 +1,52 @@
+"""CSRF secret and Origin checks on every write; the access token off loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.studio.conftest import HX, StudioClient, make_settings, running_studio
+
+
+def test_write_without_csrf_token_is_refused(sc: StudioClient) -> None:
+    resp = sc.http.post("/envs/catalogue", data={"target": "x.y:app"}, headers=HX)
+    assert resp.status_code == 403
+    assert "CSRF" in resp.text
+
+
+def test_write_with_wrong_token_or_foreign_origin_is_refused(sc: StudioClient) -> None:
+    assert sc.http.post("/envs/catalogue", data={"target": "a:b"},
+                        headers={"X-CSRF-Token": "nope"}).status_code == 403
+    resp = sc.post("/envs/catalogue", {"target": "a:b"}, Origin="http://evil.example")
+    assert resp.status_code == 403 and "Origin" in resp.text
+    resp = sc.post("/envs/catalogue", {"target": "a:b"}, **{"Sec-Fetch-Site": "cross-site"})
+    assert resp.status_code == 403
+
+
+def test_csrf_in_form_field_and_same_origin(sc: StudioClient, studio_url: str) -> None:
+    resp = sc.http.post("/envs/catalogue", data={"target": "pkg.mod:app", "csrf_token": sc.csrf},
+                        headers={"Origin": studio_url})
+    assert resp.status_code == 303
+    key = sc.entry_key("pkg.mod:app")
+    assert sc.post(f"/envs/catalogue/{key}/remove").status_code == 200
+
+
+def test_csrf_page_error_is_a_full_page_without_htmx(sc: StudioClient) -> None:
+    resp = sc.http.post("/envs/attach", data={"url": "http://x"})
+    assert resp.status_code == 403
+    assert resp.text.lstrip().lower().startswith("<!doctype html>")
+    assert "Traceback" not in resp.text
+
+
+def test_token_gate(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, host="127.0.0.1", token="tok-123456")
+    with running_studio(settings) as url, httpx.Client(base_url=url, trust_env=False) as http:
+        assert http.get("/envs").status_code == 401
+        assert http.get("/envs", params={"token": "wrong-token"}).status_code == 401
+        assert http.get("/health").status_code == 200
+        assert http.get("/envs", headers={"Authorization": "Bearer tok-123456"}).status_code == 200
+        first = http.get("/envs", params={"token": "tok-123456"})
+        assert first.status_code == 200
+        assert "HttpOnly" in first.headers["set-cookie"]
+        assert http.get("/episodes").status_code == 200  # the cookie now carries the token

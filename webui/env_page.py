@@ -4,8 +4,10 @@ Mounted by ``create_app`` (``web=True``)::
 
     app.include_router(build_env_page_router(server))
 
-Each page load opens its own session from the server's pool (the one ``/ws`` uses), so two tabs
-never share an episode; the session id travels in the fragment URLs, not in a cookie.
+Each page load is a tab with its own id (carried in the fragment URLs, not a cookie), and the
+tab's first Reset opens its own session from the server's pool (the one ``/ws`` uses, counted
+against the same cap and reaped when idle), so two tabs never share an episode and merely
+viewing the page holds no capacity.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -61,26 +64,26 @@ class EnvPage:
 
     async def index(self, request: Request) -> Response:
         meta = await self._metadata()
-        try:
-            sid = await self._open_session()
-        except CapacityError as exc:
-            return self._error_page(request, 503, "All sessions are busy", _cap_message(exc))
-        except OpenEnvError as exc:
-            return self._error_page(request, _STATUS.get(exc.code, 500), "Could not start a session", exc.message)
-        self._forget_gone_tabs()
-        ws = self.tabs.add(sid)
+        self._release_gone_sessions()
+        ws = self.tabs.add(secrets.token_urlsafe(12))
         return await self._page(request, ws, meta=meta)
 
-    def _forget_gone_tabs(self) -> None:
+    def _release_gone_sessions(self) -> None:
         lister = getattr(self.server, "list_sessions", None)
         if callable(lister):
-            self.tabs.keep_only({s.get("session_id") for s in lister()})
+            self.tabs.release_missing({s.get("session_id") for s in lister()})
 
-    async def _open_session(self) -> str:
-        """Open a pool session; a reloaded tab's old session may still be closing, so retry briefly."""
+    async def _acquire(self, ws: WebSession) -> str:
+        """The tab's pool session, opened on first use (a page view alone holds no capacity).
+
+        A reloaded tab's old session may still be closing, so a full pool is retried briefly.
+        """
+        if ws.pool_id is not None:
+            return ws.pool_id
         for attempt in range(OPEN_RETRIES):
             try:
-                return await self.server.open_session(kind="web")
+                ws.pool_id = await self.server.open_session(kind="web")
+                return ws.pool_id
             except CapacityError:
                 if attempt == OPEN_RETRIES - 1:
                     raise
@@ -100,13 +103,17 @@ class EnvPage:
         editor, action = read_action(self.views.action_node, form)
         if action is None:
             return await self._editor_reply(request, ws, editor, 422)
+        if ws.pool_id is None:
+            notice = Notice("error", "No episode yet", "Press Reset to start one.", code="STEP_BEFORE_RESET")
+            return await self._obs_reply(request, ws, 409, notice)
         started = time.perf_counter()
         try:
-            payload = await self.server.step(sid, action)
+            payload = await self.server.step(ws.pool_id, action)
         except ActionValidationError as exc:
             return await self._editor_reply(request, ws, self.views.editor_errors(editor, action, exc.errors), 422)
         except SessionNotFoundError:
-            return await self._gone(request, sid)
+            ws.pool_id = None
+            return await self._obs_reply(request, ws, 410, _ended())
         except OpenEnvError as exc:
             return await self._obs_reply(request, ws, _STATUS.get(exc.code, 500), _failure("Step failed", exc))
         latency = (time.perf_counter() - started) * 1000
@@ -123,16 +130,28 @@ class EnvPage:
             return await self._reset_reply(request, ws, reset_editor, 422)
         started = time.perf_counter()
         try:
-            payload = await self.server.reset(sid, kwargs)
+            payload = await self._reset(ws, kwargs)
         except ActionValidationError as exc:
             errors = self.views.reset_errors(reset_editor, kwargs, exc.errors)
             return await self._reset_reply(request, ws, errors, 422)
-        except SessionNotFoundError:
-            return await self._gone(request, sid)
+        except CapacityError as exc:
+            notice = Notice("error", "All sessions are busy", _cap_message(exc), code=exc.code)
+            return await self._obs_reply(request, ws, 503, notice)
         except OpenEnvError as exc:
             return await self._obs_reply(request, ws, _STATUS.get(exc.code, 500), _failure("Reset failed", exc))
         ws.record("reset", kwargs, payload, (time.perf_counter() - started) * 1000)
         return await self._obs_reply(request, ws, 200, None, reset_editor=reset_editor)
+
+    async def _reset(self, ws: WebSession, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Reset in the tab's session; a session reaped meanwhile is replaced by a new one."""
+        for attempt in range(2):
+            try:
+                return await self.server.reset(await self._acquire(ws), kwargs)
+            except SessionNotFoundError:
+                ws.pool_id = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     async def state(self, request: Request, sid: str) -> Response:
         ws = self.tabs.get(sid)
@@ -167,12 +186,14 @@ class EnvPage:
         return HTMLResponse(render("_action_editor.html", **self._ctx(request, ws, editor=editor)))
 
     async def close(self, request: Request, sid: str) -> Response:
-        if self.tabs.get(sid) is not None:
+        ws = self.tabs.get(sid)
+        if ws is not None:
             self.tabs.drop(sid)
-            try:
-                await self.server.close_session(sid)
-            except SessionNotFoundError:
-                pass
+            if ws.pool_id is not None:
+                try:
+                    await self.server.close_session(ws.pool_id)
+                except SessionNotFoundError:
+                    pass
         return Response(status_code=204)
 
     # -- rendering helpers --------------------------------------------------------------------
@@ -222,11 +243,13 @@ class EnvPage:
         return HTMLResponse(html, status_code=status, headers=headers)
 
     async def _state_view(self, request: Request, ws: WebSession) -> Any:
+        if ws.pool_id is None:
+            return self.views.state(request, ws, None, None)
         try:
-            data = await self.server.state(ws.id)
+            data = await self.server.state(ws.pool_id)
         except SessionNotFoundError:
-            self.tabs.drop(ws.id)
-            return self.views.state(request, ws, None, _expired(request))
+            ws.pool_id = None
+            return self.views.state(request, ws, None, _ended())
         except OpenEnvError as exc:
             return self.views.state(request, ws, None, _failure("State unavailable", exc))
         return self.views.state(request, ws, data, None)
@@ -264,6 +287,11 @@ def _is_htmx(request: Request) -> bool:
 
 def _failure(title: str, exc: OpenEnvError) -> Notice:
     return Notice("error", title, exc.message, code=exc.code)
+
+
+def _ended() -> Notice:
+    return Notice("error", "This tab's session has ended",
+                  "It was idle too long or was closed. Press Reset to start a new one.", code="SESSION_ERROR")
 
 
 def _expired(request: Request) -> Notice:

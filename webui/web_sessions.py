@@ -30,9 +30,10 @@ class Record:
 
 @dataclass(eq=False)
 class WebSession:
-    """A browser tab's view of one pool session."""
+    """A browser tab: its pool session (once it has reset) and its episode's history."""
 
     id: str
+    pool_id: str | None = None
     history: deque[Record] = field(default_factory=lambda: deque(maxlen=MAX_HISTORY))
     episodes: int = 0
     dropped: int = 0
@@ -107,10 +108,11 @@ class WebSessions:
     def drop(self, session_id: str) -> None:
         self._items.pop(session_id, None)
 
-    def keep_only(self, live: set[str]) -> None:
-        """Forget tabs whose pool session is gone (closed or reaped)."""
-        for session_id in [s for s in self._items if s not in live]:
-            del self._items[session_id]
+    def release_missing(self, live: set[str]) -> None:
+        """Detach tabs whose pool session is gone (closed or reaped); their history stays."""
+        for ws in self._items.values():
+            if ws.pool_id is not None and ws.pool_id not in live:
+                ws.pool_id = None
 
     def __len__(self) -> int:
         return len(self._items)

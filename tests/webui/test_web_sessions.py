@@ -45,5 +45,6 @@ def test_sizes_and_tab_bookkeeping() -> None:
     for sid in ("a", "b", "c"):
         tabs.add(sid)
     assert len(tabs) == 2 and tabs.get("a") is None
-    tabs.keep_only({"c"})
-    assert len(tabs) == 1 and tabs.get("c") is not None
+    tabs.get("b").pool_id, tabs.get("c").pool_id = "pb", "pc"
+    tabs.release_missing({"pc"})
+    assert tabs.get("b").pool_id is None and tabs.get("c").pool_id == "pc" and len(tabs) == 2

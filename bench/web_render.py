@@ -88,7 +88,7 @@ async def main(mb: float, repeat: int) -> None:
         await client.post(f"/web/s/{sid}/step", data=form, headers=HX)
         lines = [f"observation: {payload_kb:.0f} KB of JSON; {repeat} runs each"]
         runs = {
-            "GET /web (new session, page)": lambda: client.get("/web"),
+            "GET /web (new tab, page)": lambda: client.get("/web"),
             "POST step (htmx fragment)": lambda: client.post(f"/web/s/{sid}/step", data=form, headers=HX),
             "POST step (no htmx: full page)": lambda: client.post(f"/web/s/{sid}/step", data=form),
             "GET history item (fragment)": lambda: client.get(f"/web/s/{sid}/history/{1 + 2 * repeat}", headers=HX),

@@ -132,8 +132,9 @@ class Sandbox:
         await self._discard_worker()
         if self.ident is None:
             self.ident = await asyncio.to_thread(acquire_identity)
-        if self.workdir is None:
-            self.workdir = _dirs().create(self.ident)
+        if self.workdir is not None:  # each episode starts with an empty directory too
+            await asyncio.to_thread(_dirs().remove, self.workdir)
+        self.workdir = _dirs().create(self.ident)
         self._init = {"op": "init", "context": context, "task_prompt": task_prompt, "seed": seed}
         loop = asyncio.get_running_loop()
         began = loop.time()

@@ -92,9 +92,11 @@ def test_reset_starts_a_fresh_worker(make_env) -> None:
     env = make_env()
     run(env, "old = 1")
     pid = _pid(env)
+    run(env, "open('left-behind.txt', 'w').write('x')")
     env.reset()
     assert _gone(pid)
     assert "NameError" in run(env, "old").result.exception
+    assert run(env, "import os\nos.listdir('.')").result.stdout == "[]\n"
 
 
 def test_a_crashed_holders_processes_die_before_its_uid_is_reused(monkeypatch) -> None:

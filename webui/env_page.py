@@ -295,9 +295,9 @@ def _ended() -> Notice:
 
 
 def _expired(request: Request) -> Notice:
-    return Notice("error", "This session has ended",
-                  "It was idle too long, closed, or the server restarted.", code="SESSION_ERROR",
-                  reload=url(request, "web_page"))
+    return Notice("error", "This page is out of date",
+                  "The server no longer knows this tab (it restarted, or the tab was closed).",
+                  code="SESSION_ERROR", reload=url(request, "web_page"))
 
 
 def _cap_message(exc: OpenEnvError) -> str:

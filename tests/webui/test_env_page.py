@@ -126,7 +126,7 @@ def test_closed_and_unknown_sessions(http: httpx.Client, open_tab: Callable[[], 
     tab = open_tab()
     assert tab.post("close", {}).status_code == 204
     resp = tab.step(**{"a.text": "x"})
-    assert resp.status_code == 410 and "This session has ended" in _clean(resp)
+    assert resp.status_code == 410 and "This page is out of date" in _clean(resp)
     assert resp.headers["HX-Retarget"] == "#observation"
     plain = http.post("/web/s/nope/step", data={"a.text": "x"})
     assert plain.status_code == 410 and "<html" in _clean(plain)

@@ -6,6 +6,8 @@ Each session gets its own :class:`REPLEnvironment` (and worker process); limits 
 
 from __future__ import annotations
 
+import os
+
 from openenv.core.env_server.http_server import create_app
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.environment import REPLEnvironment
@@ -14,11 +16,12 @@ from openenv.envs.repl.models import REPLAction, REPLObservation
 
 LIMITS = Limits.from_env()
 LLM = LLMConfig.from_env()
+MAX_ITERATIONS = int(os.environ.get("OPENENV_REPL_MAX_ITERATIONS", "30"))
 
 
 def make_env() -> REPLEnvironment:
     """One session's environment, sharing the server-wide settings."""
-    return REPLEnvironment(limits=LIMITS, llm=LLM)
+    return REPLEnvironment(limits=LIMITS, llm=LLM, max_iterations=MAX_ITERATIONS)
 
 
 app = create_app(make_env, REPLAction, REPLObservation, env_name="repl")

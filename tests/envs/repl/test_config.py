@@ -39,3 +39,4 @@ def test_every_setting_is_documented() -> None:
     for name in ("BASE_URL", "MODEL", "API_KEY", "TIMEOUT_S", "MAX_CALLS", "MAX_PROMPT_CHARS", "MAX_TOKENS",
                  "CONCURRENCY"):
         assert f"OPENENV_REPL_LLM_{name}" in text, name
+    assert "OPENENV_REPL_MAX_ITERATIONS" in text

@@ -138,3 +138,13 @@ def test_request_deadline_shortens_the_cell_limit(repl_url: str) -> None:
         result = env.execute("while True:\n    pass", timeout_s=1.5)
         assert result.observation.outcome == "timeout" and not result.observation.namespace_lost
         assert time.monotonic() - began < 1.5 + MARGIN_S
+
+
+def test_bundled_app_module() -> None:
+    from openenv.envs.repl.app import app
+    from tests.server_utils import running_server
+
+    with running_server(app) as url, REPLEnv(base_url=url).sync() as env:
+        assert env.reset(context="abc").observation.context_length == 3
+        assert env.execute("print(len(context))").observation.result.stdout == "3\n"
+        assert env.submit_final_answer("3").observation.final_answer == "3"

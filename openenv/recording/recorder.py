@@ -101,7 +101,8 @@ class _Recorder:
             env_name=name,
             env_version=env.version,
             base_url=getattr(self.client, "base_url", None),
-            provider=a["provider"] or (type(runtime).__name__ if runtime is not None else None),
+            provider=a["provider"]
+            or (getattr(runtime, "kind", None) or type(runtime).__name__ if runtime else None),
             image=a["image"] or getattr(runtime, "image", None),
             action_schema_hash=env.action_schema_hash,
             observation_schema_hash=env.observation_schema_hash,

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.webui.servers import serve, zoo_app
+
 pytestmark = pytest.mark.browser
 
 
@@ -175,3 +177,22 @@ def test_layout_fits_the_viewport(context: Any, zoo_web: str, width: int, shot: 
     assert overflow <= 0
     shot(tab)
     tab.close()
+
+
+def test_leaving_the_page_frees_its_session(page: Any) -> None:
+    """With a cap of one session, reloading and resetting again works: the old tab's session is closed."""
+    app = zoo_app(max_concurrent_envs=1)
+    server = app.state.env_server
+    with serve(app) as url:
+        page.goto(f"{url}/web")
+        _reset(page)
+        assert len(server.list_sessions()) == 1
+        page.reload()
+        _reset(page)
+        assert "ready seed=None" in page.inner_text("#observation")
+        page.goto("about:blank")
+        for _ in range(200):
+            if not server.list_sessions():
+                break
+            page.wait_for_timeout(50)
+        assert server.list_sessions() == []

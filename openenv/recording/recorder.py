@@ -57,6 +57,12 @@ def _metadata(result: StepResult) -> dict[str, Any] | None:
     return meta or None
 
 
+def _provider_kind(runtime: Any) -> str | None:
+    if runtime is None:
+        return None
+    return getattr(runtime, "kind", None) or type(runtime).__name__
+
+
 class _Recorder:
     """The store side of a recording client: one run, at most one open episode."""
 
@@ -101,8 +107,7 @@ class _Recorder:
             env_name=name,
             env_version=env.version,
             base_url=getattr(self.client, "base_url", None),
-            provider=a["provider"]
-            or (getattr(runtime, "kind", None) or type(runtime).__name__ if runtime else None),
+            provider=a["provider"] or _provider_kind(runtime),
             image=a["image"] or getattr(runtime, "image", None),
             action_schema_hash=env.action_schema_hash,
             observation_schema_hash=env.observation_schema_hash,

@@ -148,3 +148,22 @@ def test_bundled_app_module() -> None:
         assert env.reset(context="abc").observation.context_length == 3
         assert env.execute("print(len(context))").observation.result.stdout == "3\n"
         assert env.submit_final_answer("3").observation.final_answer == "3"
+
+
+def test_memory_hog_leaves_server_and_other_sessions_alone(repl_url: str) -> None:
+    async def main() -> None:
+        async with REPLEnv(base_url=repl_url) as hog, REPLEnv(base_url=repl_url) as other:
+            await hog.reset()
+            await other.reset()
+            await other.execute("kept = list(range(1000))")
+            growing = asyncio.create_task(hog.execute("grow = []\nwhile True:\n    grow.append(' ' * 10**6)"))
+            huge = (await other.execute("len(kept)")).observation.result.stdout
+            result = await growing
+            assert result.observation.outcome in ("memory", "worker_died")
+            assert huge == "1000\n"
+            assert (await other.execute("sum(kept)")).observation.result.stdout == "499500\n"
+            assert (await hog.execute("grow = None\n'ok'")).observation.result.success
+            async with httpx.AsyncClient() as http:
+                assert (await http.get(f"{repl_url}/health", timeout=10)).status_code == 200
+
+    asyncio.run(main())

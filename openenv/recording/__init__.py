@@ -28,6 +28,7 @@ from .parquet import export_parquet, import_parquet
 from .queries import EpisodeFilter
 from .recorder import RecordingEnvClient, SyncRecordingEnvClient, record
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+from .replay import Replay
 from .rerun import RerunReport, rerun, rerun_sync
 from .schema import SCHEMA_VERSION
 from .store import EpisodeStore
@@ -50,6 +51,7 @@ __all__ = [
     "MissingExtraError",
     "RecordingEnvClient",
     "RecordingError",
+    "Replay",
     "RerunReport",
     "RunRecord",
     "SchemaVersionError",

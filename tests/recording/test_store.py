@@ -168,3 +168,17 @@ def test_in_memory_target_is_refused() -> None:
 
     with pytest.raises(RecordingError, match="in-memory"):
         EpisodeStore(":memory:")
+
+
+def test_replay_pages_and_changes(store: EpisodeStore) -> None:
+    from openenv.recording import Replay
+
+    (eid,) = fill(store, steps=9)
+    replay = Replay(store, eid, page=4)
+    assert len(replay) == 10
+    assert [replay[i].index for i in (7, 0, 9, 5, -1)] == [7, 0, 9, 5, 9]
+    assert [s.index for s in replay] == list(range(10))
+    assert replay.changes(3).paths == ["echoed_message", "n"]
+    assert replay.changes(0).paths == ["echoed_message", "n"]
+    with pytest.raises(IndexError):
+        replay[10]

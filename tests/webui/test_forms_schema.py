@@ -110,6 +110,8 @@ def test_literal_optional_and_const() -> None:
 def test_garbage_schema_does_not_crash() -> None:
     for schema in ({}, {"type": "object"}, {"$ref": "#/$defs/Missing"}, {"anyOf": []}, {"type": 5}):
         assert build_form(schema).kind in ("json", "object")
+    only_null = build_form({"anyOf": [{"type": "null"}, {"const": None}]})
+    assert only_null.kind == "const" and only_null.const is None
 
 
 def test_untyped_parameters_take_their_defaults_type() -> None:

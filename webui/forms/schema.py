@@ -219,6 +219,9 @@ def _union(ctx: _Ctx, base: Node, schema: dict[str, Any], branches: list[Any], s
     if kept and all("const" in r or isinstance(r.get("enum"), list) for r in resolved):
         values = [v for r in resolved for v in ([r["const"]] if "const" in r else r["enum"])]
         return _enum(base, list(dict.fromkeys(values)) if all(_hashable(v) for v in values) else values)
+    if not kept:
+        base.kind, base.const = "const", None
+        return base
     if len(kept) == 1:
         inner = _node(ctx, kept[0], base.key, True, stack, depth + 1)
     else:

@@ -105,3 +105,25 @@ def test_switching_variant_submits_only_the_chosen_one() -> None:
     assert form["a.shape.~variant"] == ["1"] and "a.shape.~0.radius" not in form
     value, _ = parse_form(node, form)
     assert value["shape"] == {"kind": "rect", "w": 4, "h": 2, "label": None}
+
+
+def test_dataclass_actions_round_trip() -> None:
+    import dataclasses
+
+    from pydantic import TypeAdapter
+
+    @dataclasses.dataclass
+    class Move:
+        dx: int = 0
+        dy: int = 0
+
+    @dataclasses.dataclass
+    class Plan:
+        name: str
+        moves: list[Move] = dataclasses.field(default_factory=list)
+        note: str | None = None
+
+    adapter = TypeAdapter(Plan)
+    value = {"name": "p", "moves": [{"dx": 1, "dy": -1}, {"dx": 0, "dy": 2}], "note": None}
+    parsed, errors, _ = round_trip(adapter.json_schema(), value)
+    assert errors == [] and adapter.validate_python(parsed) == adapter.validate_python(value)

@@ -196,3 +196,17 @@ def test_leaving_the_page_frees_its_session(page: Any) -> None:
                 break
             page.wait_for_timeout(50)
         assert server.list_sessions() == []
+
+
+def test_list_bounds_disable_add_and_remove(page: Any, zoo_web: str) -> None:
+    page.goto(f"{zoo_web}/web")
+    words = '[data-field="a.words"]'
+    add = page.locator(f"{words} > [data-add-row]")
+    remove = page.locator(f"{words} > [data-rows] > li > [data-remove-row]")
+    assert remove.count() == 1 and remove.first.is_disabled()  # minItems 1
+    for _ in range(3):
+        add.click()
+    assert remove.count() == 4 and add.is_disabled()  # maxItems 4
+    assert all(remove.nth(i).is_enabled() for i in range(4))
+    remove.nth(0).click()
+    assert add.is_enabled() and remove.count() == 3

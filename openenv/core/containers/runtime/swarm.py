@@ -167,7 +167,7 @@ class DockerSwarmProvider(EngineProvider):
     def _await_replicas(self, deadline: float, *, healthy: bool = False, strict: bool = True) -> None:
         while True:
             urls = self._replica_urls(healthy=healthy, strict=strict)
-            if len(urls) >= self.replicas:
+            if len(urls) == self.replicas:
                 self.base_urls = urls
                 self.base_url = urls[0]
                 return
@@ -204,15 +204,23 @@ class DockerSwarmProvider(EngineProvider):
         if replicas < 1:
             raise ProviderError(f"replicas must be at least 1, not {replicas}")
         with translate_docker_errors(f"scaling {self._service.name}"):
-            self._service.reload()  # the update must name the service's current version
-            self._service.scale(replicas)
+            # Send the current spec back with only the count changed: the SDK's own scale()
+            # rebuilds the spec and so restarts every replica.
+            current = self.client.api.inspect_service(self._service.id)
+            spec = current["Spec"]
+            self.client.api.update_service(
+                self._service.id,
+                current["Version"]["Index"],
+                task_template=spec["TaskTemplate"],
+                name=spec["Name"],
+                labels=spec.get("Labels"),
+                mode={"Replicated": {"Replicas": replicas}},
+                update_config=spec.get("UpdateConfig"),
+                rollback_config=spec.get("RollbackConfig"),
+                endpoint_spec=spec.get("EndpointSpec"),
+            )
         self.replicas = replicas
-        deadline = time.monotonic() + timeout_s
-        while len([t for t in self._tasks() if t.get("DesiredState") == "running"]) > replicas:
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.25)
-        self._await_replicas(deadline, healthy=True, strict=False)
+        self._await_replicas(time.monotonic() + timeout_s, healthy=True, strict=False)
         return list(self.base_urls)
 
     def status(self) -> RuntimeStatus:
@@ -243,20 +251,25 @@ class DockerSwarmProvider(EngineProvider):
                 return ""
 
     def stop_container(self) -> None:
-        """Remove the service and wait (bounded) until its containers are gone."""
+        """Remove the service, then its containers (stopped gracefully, briefly) until none is left."""
         if self._stopped or self._service is None:
             self.close_client()
             return
+        api = self.client.api
+        filters = {"label": f"com.docker.swarm.service.id={self._service.id}"}
         with translate_docker_errors(f"removing {self._service.name}"):
             try:
                 self._service.remove()
             except docker.errors.NotFound:
                 pass
             deadline = time.monotonic() + 30.0
-            while time.monotonic() < deadline and self.client.api.containers(
-                all=True, quiet=True, filters={"label": f"com.docker.swarm.service.id={self._service.id}"}
-            ):
-                time.sleep(0.2)
+            while time.monotonic() < deadline:
+                left = api.containers(all=True, quiet=True, filters=filters)
+                if not left:
+                    break
+                for container in left:
+                    _remove_container(api, container["Id"])
+                time.sleep(0.1)
         self._stopped = True
         self.close_client()
 
@@ -311,6 +324,16 @@ class DockerSwarmProvider(EngineProvider):
         provider.base_urls = provider._replica_urls(healthy=False, strict=False)
         provider.base_url = provider.base_urls[0] if provider.base_urls else None
         return provider
+
+
+def _remove_container(api: Any, container_id: str) -> None:
+    """Stop (3 s grace) and remove one container; the swarm agent may be removing it too."""
+    try:
+        api.stop(container_id, timeout=3)
+        api.remove_container(container_id, force=True)
+    except docker.errors.APIError as exc:
+        if exc.status_code not in (404, 409):  # gone already, or its removal is in progress
+            raise
 
 
 def _network_name(client: Any, network_id: str) -> str:

@@ -42,10 +42,12 @@ def _http_url(url: str) -> str:
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seed for episodes.")
 @click.option("--max-steps", default=50, show_default=True, type=click.IntRange(1),
               help="Bound on the episode played to reach done.")
+@click.option("--nondeterministic-steps", is_flag=True,
+              help="Steps carry timings or noise: do not require replayed episodes to match.")
 @click.option("--token", envvar="OPENENV_TOKEN", default=None, help="Bearer token for a URL (OPENENV_TOKEN).")
 @click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=float, help="Seconds per reply.")
 def validate(target: str, as_json: bool, actions: tuple[str, ...], seed: int, max_steps: int,
-             token: str | None, timeout_s: float) -> None:
+             nondeterministic_steps: bool, token: str | None, timeout_s: float) -> None:
     """Check TARGET, an env directory or a server URL; exit 1 when any check fails.
 
     A directory: its files, the contract in process, then a real episode against its app served
@@ -55,16 +57,17 @@ def validate(target: str, as_json: bool, actions: tuple[str, ...], seed: int, ma
     from openenv.core.errors import OpenEnvError
 
     parsed = _parse_actions(actions)
+    options = {"seed": seed, "max_steps": max_steps, "deterministic_steps": not nondeterministic_steps}
     try:
         if target.startswith(_URL_SCHEMES):
             from openenv.core.testing_wire_checks import run_wire_checks
 
-            report = run_wire_checks(_http_url(target), actions=parsed or None, seed=seed,
-                                     max_steps=max_steps, token=token, timeout_s=timeout_s)
+            report = run_wire_checks(_http_url(target), actions=parsed or None, token=token,
+                                     timeout_s=timeout_s, **options)
         elif Path(target).is_dir():
             from openenv.cli.validate_checks import validate_directory
 
-            report = validate_directory(target, actions=parsed or None, seed=seed, max_steps=max_steps)
+            report = validate_directory(target, actions=parsed or None, **options)
         else:
             raise click.ClickException(f"{target}: not a directory or an http(s):// URL")
     except OpenEnvError as exc:

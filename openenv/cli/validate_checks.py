@@ -62,6 +62,7 @@ def validate_directory(
     actions: Sequence[dict[str, Any]] | None = None,
     seed: int = 0,
     max_steps: int = 50,
+    deterministic_steps: bool = True,
 ) -> CheckReport:
     """Check an env directory: files, the contract in process, then a real episode over the wire."""
     root = Path(path).resolve()
@@ -79,7 +80,8 @@ def validate_directory(
     if server is not None:
         source = server.instance if server.instance is not None else server.sessions.factory
         ctx = EnvUnderTest(source, actions=actions, action_cls=server.action_cls,
-                           observation_cls=server.observation_cls, seed=seed, max_steps=max_steps)
+                           observation_cls=server.observation_cls, seed=seed, max_steps=max_steps,
+                           deterministic_steps=deterministic_steps)
         for name, check in IN_PROCESS_CHECKS:
             report.run(name, lambda check=check: check(ctx))
     with serve_in_thread(holder["app"]) as url:
@@ -88,7 +90,8 @@ def validate_directory(
         else:
             report.run("wire.round_trip", lambda: _skip("no env server to compare with"))
         wire_actions = list(actions or []) or ([to_jsonable(a) for a in ctx.actions] if ctx else None)
-        run_wire_checks(url, actions=wire_actions, seed=seed, max_steps=max_steps, report=report)
+        run_wire_checks(url, actions=wire_actions, seed=seed, max_steps=max_steps,
+                        deterministic_steps=deterministic_steps, report=report)
     return report
 
 

@@ -101,7 +101,8 @@ def _served(ctx: EnvUnderTest, report: CheckReport) -> None:
     with serve_in_thread(app) as url:
         report.run("wire.round_trip", lambda: check_round_trip(ctx, url))
         actions = [to_jsonable(a) for a in ctx.actions]
-        run_wire_checks(url, actions=actions, seed=ctx.seed, max_steps=ctx.max_steps, report=report)
+        run_wire_checks(url, actions=actions, seed=ctx.seed, max_steps=ctx.max_steps,
+                        deterministic_steps=ctx.deterministic_steps, report=report)
 
 
 def check_env(
@@ -112,6 +113,7 @@ def check_env(
     observation_cls: type | None = None,
     seed: int = 0,
     max_steps: int = 50,
+    deterministic_steps: bool = True,
     wire: bool = True,
     raise_on_failure: bool = True,
 ) -> CheckReport:
@@ -122,6 +124,8 @@ def check_env(
         action_cls / observation_cls: override the types inferred from ``step``'s annotations.
         seed: seed for the episodes and the determinism checks.
         max_steps: bound on the episode played to reach ``done``.
+        deterministic_steps: the same seed and actions must give the same observations
+            (pass False for envs whose steps carry timings or other noise).
         wire: also serve the env on 127.0.0.1 and check it over WebSocket and HTTP.
 
     Returns:
@@ -131,7 +135,7 @@ def check_env(
         EnvCheckError: a check failed (unless ``raise_on_failure`` is false); ``err.report`` has all.
     """
     ctx = EnvUnderTest(env, actions=actions, action_cls=action_cls, observation_cls=observation_cls,
-                       seed=seed, max_steps=max_steps)
+                       seed=seed, max_steps=max_steps, deterministic_steps=deterministic_steps)
     report = CheckReport(ctx.name)
     if ctx.actions or report.run("env.actions", lambda: _describe_actions(ctx)).status != FAIL:
         for name, check in IN_PROCESS_CHECKS:
@@ -156,13 +160,14 @@ class EnvContractTests:
     """Mixin: one test per contract check. Set ``env_factory`` (class or zero-argument factory).
 
     Optional: ``actions`` (objects or wire dicts), ``seed``, ``max_steps``, ``action_cls``,
-    ``observation_cls``. Override :meth:`make_env` for a factory that needs the test instance.
+    ``observation_cls``, ``deterministic_steps`` (False when steps carry timings or noise). Override :meth:`make_env` for a factory that needs the test instance.
     """
 
     env_factory: ClassVar[Any] = None
     actions: ClassVar[Sequence[Any]] = ()
     seed: ClassVar[int] = 0
     max_steps: ClassVar[int] = 50
+    deterministic_steps: ClassVar[bool] = True
     action_cls: ClassVar[type | None] = None
     observation_cls: ClassVar[type | None] = None
 
@@ -185,6 +190,7 @@ class EnvContractTests:
             observation_cls=_unbound(self, "observation_cls"),
             seed=self.seed,
             max_steps=self.max_steps,
+            deterministic_steps=self.deterministic_steps,
         )
 
     def _check(self, name: str) -> None:
@@ -203,6 +209,9 @@ class EnvContractTests:
 
     def test_same_seed_gives_the_same_first_observation(self) -> None:
         self._check("env.seed_determinism")
+
+    def test_same_seed_and_actions_give_the_same_observations(self) -> None:
+        self._check("env.step_determinism")
 
     def test_step_after_done_is_an_observation_or_a_coded_error(self) -> None:
         self._check("env.step_after_done")

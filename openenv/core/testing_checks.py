@@ -6,7 +6,8 @@ Expectations, one line each:
   or ``None``, ``done`` a bool.
 * an env with its own ``state`` reports the episode: ``episode_id`` as passed to ``reset``,
   ``step_count`` 0 after reset and +1 per step (or, without ``step_count``, a state that changes).
-* ``reset(seed=s)`` gives the same first observation every time, on any instance.
+* ``reset(seed=s)`` gives the same first observation every time, on any instance; and, unless
+  steps are declared non-deterministic, the same actions then give the same observations.
 * a step after ``done`` returns an observation or raises an ``OpenEnvError`` (a coded error on
   the wire); any other exception is a failure. A step before reset is refused by the server.
 * ``close()`` stops the threads and child processes the environment started.
@@ -34,13 +35,14 @@ from openenv.core.env_server.serialization import (
     to_jsonable,
 )
 from openenv.core.errors import OpenEnvError
-from openenv.core.testing_report import CheckFailed, CheckSkipped
+from openenv.core.testing_report import CheckFailed, CheckSkipped, first_difference
 from openenv.core.testing_schema import sample_value
 
 __all__ = ["IN_PROCESS_CHECKS", "EnvUnderTest"]
 
 EPISODE_ID = "check-env-episode"
 RELEASE_WAIT_S = 5.0
+DETERMINISM_STEPS = 5
 
 
 class EnvUnderTest:
@@ -55,6 +57,7 @@ class EnvUnderTest:
         observation_cls: type | None = None,
         seed: int = 0,
         max_steps: int = 50,
+        deterministic_steps: bool = True,
     ) -> None:
         is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "step"))
         self.factory: Callable[[], Any] | None = env if is_factory else None
@@ -71,6 +74,7 @@ class EnvUnderTest:
         self.state_cls = _state_class(env_cls)
         self.seed = seed
         self.max_steps = max_steps
+        self.deterministic_steps = deterministic_steps
         self.codec = ActionCodec(self.action_cls)
         self.actions = [self._action(a) for a in actions] if actions else []
         self.name = getattr(env_cls, "__name__", None) or repr(env)
@@ -198,7 +202,9 @@ def check_seed_determinism(ctx: EnvUnderTest) -> str:
     finally:
         ctx.dispose(env)
     if again != first:
-        raise CheckFailed(f"reset(seed={ctx.seed}) gave a different first observation the second time: {first} vs {again}")
+        raise CheckFailed(
+            f"reset(seed={ctx.seed}) gave a different first observation the second time: {first_difference(first, again)}"
+        )
     if ctx.factory is None:
         return "same instance only (no factory)"
     fresh = ctx.make()
@@ -207,8 +213,39 @@ def check_seed_determinism(ctx: EnvUnderTest) -> str:
     finally:
         ctx.dispose(fresh)
     if other != first:
-        raise CheckFailed(f"reset(seed={ctx.seed}) on a new instance gave a different first observation: {first} vs {other}")
+        raise CheckFailed(
+            f"reset(seed={ctx.seed}) on a new instance gave a different first observation: {first_difference(first, other)}"
+        )
     return f"seed {ctx.seed}"
+
+
+def _trajectory(ctx: EnvUnderTest, env: Any) -> list[dict[str, Any]]:
+    seen = [_comparable(ctx.wire(env.reset(seed=ctx.seed), "reset()"))]
+    actions = itertools.cycle(ctx.sample_actions())
+    for n in range(1, min(ctx.max_steps, DETERMINISM_STEPS) + 1):
+        seen.append(_comparable(ctx.wire(env.step(next(actions)), f"step {n}")))
+        if seen[-1]["done"]:
+            break
+    return seen
+
+
+def check_step_determinism(ctx: EnvUnderTest) -> str:
+    if not ctx.deterministic_steps:
+        raise CheckSkipped("steps declared non-deterministic")
+    runs = []
+    for _ in range(2):
+        env = ctx.make()
+        try:
+            runs.append(_trajectory(ctx, env))
+        finally:
+            ctx.dispose(env)
+    for n, (one, two) in enumerate(zip(runs[0], runs[1], strict=False)):
+        if one != two:
+            raise CheckFailed(
+                f"same seed and actions, different observation at step {n}: {first_difference(one, two)} "
+                "(seed every random source from reset's seed, or declare steps non-deterministic)"
+            )
+    return f"{len(runs[0]) - 1} step(s) replayed"
 
 
 def check_step_after_done(ctx: EnvUnderTest) -> str:
@@ -287,6 +324,7 @@ IN_PROCESS_CHECKS: list[tuple[str, Callable[[EnvUnderTest], Any]]] = [
     ("env.step", check_step),
     ("env.state", check_state),
     ("env.seed_determinism", check_seed_determinism),
+    ("env.step_determinism", check_step_determinism),
     ("env.step_after_done", check_step_after_done),
     ("env.close", check_close),
 ]

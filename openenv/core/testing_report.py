@@ -25,6 +25,7 @@ __all__ = [
     "CheckSkipped",
     "CheckWarning",
     "EnvCheckError",
+    "first_difference",
 ]
 
 PASS, FAIL, SKIP, WARN = "pass", "fail", "skip", "warn"
@@ -130,3 +131,18 @@ class CheckReport:
         err = EnvCheckError(f"{self.target} failed {len(self.failures)} check(s): {lines}")
         err.report = self  # type: ignore[attr-defined]
         raise err
+
+
+def first_difference(one: Any, two: Any, path: str = "$") -> str:
+    """Where two JSON values first differ, e.g. ``$.observation.x: 1 vs 2``."""
+    if isinstance(one, dict) and isinstance(two, dict):
+        for key in list(one) + [k for k in two if k not in one]:
+            if key not in one or key not in two:
+                return f"{path}.{key}: present in only one"
+            if one[key] != two[key]:
+                return first_difference(one[key], two[key], f"{path}.{key}")
+    if isinstance(one, list) and isinstance(two, list) and len(one) == len(two):
+        for i, (a, b) in enumerate(zip(one, two, strict=True)):
+            if a != b:
+                return first_difference(a, b, f"{path}[{i}]")
+    return f"{path}: {str(one)[:60]} vs {str(two)[:60]}"

@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from openenv.core.testing_report import CheckFailed, CheckReport, CheckSkipped
+from openenv.core.testing_report import CheckFailed, CheckReport, CheckSkipped, first_difference
 from openenv.core.testing_schema import sample_value, schema_errors
 from openenv.core.testing_wire import Wire, WsSession, expect_error, expect_observation, expect_state
 
 __all__ = ["CAPACITY_PROBE_LIMIT", "WIRE_CHECKS", "run_wire_checks"]
 
 CAPACITY_PROBE_LIMIT = 16
+DETERMINISM_STEPS = 5
 SESSION_HEADER = "X-OpenEnv-Session"
 EPISODE_ID = "openenv-validate-episode"
 
@@ -29,8 +30,10 @@ EPISODE_ID = "openenv-validate-episode"
 class WireRun:
     """What the wire checks share: the connection, the schemas and the actions to send."""
 
-    def __init__(self, wire: Wire, *, actions: Sequence[dict[str, Any]] | None, seed: int, max_steps: int) -> None:
+    def __init__(self, wire: Wire, *, actions: Sequence[dict[str, Any]] | None, seed: int, max_steps: int,
+                 deterministic_steps: bool = True) -> None:
         self.wire = wire
+        self.deterministic_steps = deterministic_steps
         self.seed = seed
         self.max_steps = max_steps
         self.schemas: dict[str, Any] | None = None
@@ -121,10 +124,32 @@ def check_seed_determinism(run: WireRun) -> str:
             firsts.append({k: data[k] for k in ("observation", "reward", "done")})
     if firsts[0] != firsts[1]:
         raise CheckFailed(
-            f"reset(seed={run.seed}) gave different first observations: "
-            f"{json.dumps(firsts[0])[:100]} vs {json.dumps(firsts[1])[:100]}"
+            f"reset(seed={run.seed}) gave different first observations: {first_difference(firsts[0], firsts[1])}"
         )
     return f"seed {run.seed}"
+
+
+def _comparable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: data[k] for k in ("observation", "reward", "done")}
+
+
+def check_step_determinism(run: WireRun) -> str:
+    if not run.deterministic_steps:
+        raise CheckSkipped("steps declared non-deterministic")
+    runs = []
+    for attempt in range(2):
+        with run.session() as ws:
+            seen = [_comparable(run.reset(ws, f"reset #{attempt + 1}", seed=run.seed))]
+            actions = run.action_cycle()
+            for n in range(1, min(run.max_steps, DETERMINISM_STEPS) + 1):
+                seen.append(_comparable(run.step(ws, next(actions), f"step {n} of episode {attempt + 1}")))
+                if seen[-1]["done"]:
+                    break
+            runs.append(seen)
+    for n, (one, two) in enumerate(zip(runs[0], runs[1], strict=False)):
+        if one != two:
+            raise CheckFailed(f"same seed and actions, different observation at step {n}: {first_difference(one, two)}")
+    return f"{len(runs[0]) - 1} step(s) replayed"
 
 
 def check_step_before_reset(run: WireRun) -> None:
@@ -245,6 +270,7 @@ WIRE_CHECKS: list[tuple[str, Callable[[WireRun], Any]]] = [
     ("http.schema", check_schema),
     ("ws.reset_step_state", check_reset_step_state),
     ("ws.seed_determinism", check_seed_determinism),
+    ("ws.step_determinism", check_step_determinism),
     ("ws.step_before_reset", check_step_before_reset),
     ("ws.error_shapes", check_error_shapes),
     ("http.episode", check_http_episode),
@@ -262,6 +288,7 @@ def run_wire_checks(
     max_steps: int = 50,
     token: str | None = None,
     timeout_s: float = 30.0,
+    deterministic_steps: bool = True,
     report: CheckReport | None = None,
 ) -> CheckReport:
     """Run every wire check against ``base_url``; the report says what failed and why.
@@ -270,10 +297,12 @@ def run_wire_checks(
         actions: wire dicts to step with (default: one sampled from the server's action schema).
         seed: the seed used for the episode and the determinism check.
         max_steps: bound on the episode played to reach ``done``.
+        deterministic_steps: the same seed and actions must give the same observations
+            (pass False for envs whose steps carry timings or other noise).
     """
     report = report or CheckReport(base_url)
     wire = Wire(base_url, token=token, timeout_s=timeout_s)
-    run = WireRun(wire, actions=actions, seed=seed, max_steps=max_steps)
+    run = WireRun(wire, actions=actions, seed=seed, max_steps=max_steps, deterministic_steps=deterministic_steps)
     try:
         health = report.run("http.health", lambda: check_health(run))
         if health.status == "fail":

@@ -80,6 +80,15 @@ class IgnoresSeed(CountEnvironment):
         return obs
 
 
+class NoisySteps(CountEnvironment):
+    """The first observation follows the seed, but steps draw from an unseeded source."""
+
+    def step(self, action: CountAction, timeout_s: float | None = None, **kwargs: Any) -> CountObservation:
+        obs = super().step(action)
+        obs.start = random.random()
+        return obs
+
+
 class FrozenState(CountEnvironment):
     """Its state never follows the episode."""
 

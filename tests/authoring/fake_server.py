@@ -30,6 +30,7 @@ BREAKS = {
     "unlifted",  # reward/done stay inside "observation", not beside it
     "bad_value",  # observation value is a string, not the integer /schema promises
     "random_reset",  # reset ignores the seed
+    "random_step",  # steps add noise that the seed does not fix
     "frozen_state",  # step_count never moves
     "step_before_reset",  # a step before reset is answered with an observation
     "uncoded_errors",  # error frames carry no code
@@ -69,7 +70,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
         episode.setdefault("steps", 0)
         if "frozen_state" not in broken:
             episode["steps"] += 1
-        episode["value"] += int(action.get("n", 1))
+        episode["value"] += int(action.get("n", 1)) + (random.randrange(1000) if "random_step" in broken else 0)
         return observation(episode["value"], 1.0, episode["steps"] >= done_at)
 
     def state(episode: dict[str, Any]) -> dict[str, Any]:

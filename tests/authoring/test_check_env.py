@@ -39,6 +39,7 @@ def test_actions_are_sampled_from_the_schema_when_none_are_given():
         (b.WrongObservationType, "env.step", "returned OtherObservation, expected CountObservation"),
         (b.WrongResetType, "env.reset", "returned dict, expected CountObservation"),
         (b.IgnoresSeed, "env.seed_determinism", "different first observation"),
+        (b.NoisySteps, "env.step_determinism", "different observation at step 1: $.observation.start"),
         (b.FrozenState, "env.state", "step_count is 0 after 1 step"),
         (b.RaisingStep, "env.step", "ValueError: the step is broken"),
         (b.CrashesAfterDone, "env.step_after_done", "IndexError"),
@@ -69,6 +70,8 @@ def test_a_leaked_child_process_is_caught():
 
 def test_broken_envs_are_caught_over_the_wire_too():
     assert statuses(check_env(b.IgnoresSeed, raise_on_failure=False))["ws.seed_determinism"] == "fail"
+    noisy = check_env(b.NoisySteps, raise_on_failure=False)
+    assert {r.name for r in noisy.failures} == {"env.step_determinism", "ws.step_determinism"}
     frozen = check_env(b.FrozenState, raise_on_failure=False)
     assert statuses(frozen)["ws.reset_step_state"] == "fail"
     assert "step_count 0 after 1 step" in messages(frozen)["ws.reset_step_state"]
@@ -76,6 +79,12 @@ def test_broken_envs_are_caught_over_the_wire_too():
     assert "EXECUTION_ERROR" in messages(raising)["ws.reset_step_state"]
     wrong = check_env(b.WrongObservationType, raise_on_failure=False)
     assert "does not match /schema" in messages(wrong)["ws.reset_step_state"]
+
+
+def test_noisy_steps_can_be_declared():
+    report = check_env(b.NoisySteps, deterministic_steps=False)
+    skipped = {r.name: r.message for r in report.results if r.status == "skip"}
+    assert skipped == dict.fromkeys(["env.step_determinism", "ws.step_determinism"], "steps declared non-deterministic")
 
 
 def test_a_step_after_done_crash_is_a_coded_error_on_the_wire():

@@ -45,6 +45,7 @@ def test_a_hand_written_server_that_follows_the_protocol_passes_every_check():
         ("unlifted", "ws.reset_step_state", "reply lacks reward, done"),
         ("bad_value", "ws.reset_step_state", "does not match /schema: $.value: expected integer"),
         ("random_reset", "ws.seed_determinism", "different first observations"),
+        ("random_step", "ws.step_determinism", "different observation at step 1: $.observation.value"),
         ("frozen_state", "ws.reset_step_state", "step_count 0 after 1 step"),
         ("step_before_reset", "ws.step_before_reset", "expected an error STEP_BEFORE_RESET"),
         ("uncoded_errors", "ws.error_shapes", "expected code INVALID_JSON, got None"),
@@ -68,9 +69,9 @@ def test_validate_url_json_report_and_exit_code(echo_url):
         done = subprocess.run([*OPENENV, "validate", url, "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     data = json.loads(done.stdout)
-    assert data["ok"] is False and data["counts"]["fail"] == 1
+    assert data["ok"] is False and data["counts"]["fail"] == 2
     failed = [c for c in data["checks"] if c["status"] == "fail"]
-    assert [c["name"] for c in failed] == ["ws.seed_determinism"]
+    assert [c["name"] for c in failed] == ["ws.seed_determinism", "ws.step_determinism"]
     done = subprocess.run([*OPENENV, "validate", echo_url + "/ws", "--action", '{"message": "hi"}'],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

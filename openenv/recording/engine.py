@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from .errors import RecordingError, StoreBusyError, StoreCorruptError, StoreFullError
+from .errors import MissingExtraError, RecordingError, StoreBusyError, StoreCorruptError, StoreFullError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -89,7 +89,11 @@ def make_engine(target: str | Path) -> Engine:
     except (ArgumentError, NoSuchModuleError) as exc:
         raise RecordingError(f"unusable store URL {url!r}: {exc}", code="STORE_URL") from exc
     except ImportError as exc:
-        raise RecordingError(f"driver for {url!r} is not installed: {exc}", code="STORE_URL") from exc
+        raise MissingExtraError(
+            f"the database driver for this URL is not installed ({exc}); for PostgreSQL: "
+            "pip install 'openenv-studio[postgres]'",
+            extra="postgres",
+        ) from exc
 
 
 def _is_busy(exc: BaseException) -> bool:

@@ -207,6 +207,12 @@ class RecordingEnvClient:
         finally:
             await self._client.close()
 
+    def sync(self) -> Any:
+        """A ``SyncEnvClient`` over this recording client (steps stay recorded)."""
+        from openenv.core.sync_client import SyncEnvClient
+
+        return SyncEnvClient(self)
+
     async def __aenter__(self) -> RecordingEnvClient:
         connect = getattr(self._client, "connect", None)
         if connect is not None:

@@ -260,3 +260,12 @@ def test_batched_rows_share_one_transaction(store: EpisodeStore) -> None:
     asyncio.run(main())
     assert calls == [5, 1]
     assert all(store.get_episode(e).step_count >= 1 for e in eids)
+
+
+def test_sync_view_of_a_recording_client_still_records(store: EpisodeStore, echo_url: str) -> None:
+    with record(EchoEnv(base_url=echo_url), store=store, label="via-sync").sync() as env:
+        env.reset(seed=9)
+        env.step(EchoAction(message="abc"), timeout_s=5)
+        eid = env.async_client.episode_id
+    ep = store.get_episode(eid)
+    assert (ep.label, ep.step_count, ep.end_reason) == ("via-sync", 1, "closed")

@@ -19,6 +19,12 @@ if ! "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT"; then
         as_pg "$BIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
             --no-sync -E UTF8 >/dev/null
     fi
+    if [ -f "$DATA/postmaster.pid" ]; then
+        OLD=$(head -n 1 "$DATA/postmaster.pid")
+        if [ "$(ps -p "$OLD" -o comm= 2>/dev/null)" != postgres ]; then
+            rm -f "$DATA/postmaster.pid"   # left by a server that was killed (e.g. a machine restart)
+        fi
+    fi
     as_pg "$BIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 start \
         -o "-p $PORT -c listen_addresses=127.0.0.1 -k $DATA -c fsync=off -c max_connections=200" >/dev/null
 fi

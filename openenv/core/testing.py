@@ -17,6 +17,7 @@ capacity, close; see :mod:`openenv.core.testing_wire_checks`).
 from __future__ import annotations
 
 import inspect
+import sys
 import unittest
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -230,4 +231,6 @@ def _settle(result: CheckResult) -> None:
     if result.status == FAIL:
         raise EnvCheckError(f"{result.name}: {result.message}")
     if result.status == SKIP:
+        if "pytest" in sys.modules:  # report the skip at the test, not inside pytest's unittest shim
+            sys.modules["pytest"].skip(f"{result.name}: {result.message}")
         raise unittest.SkipTest(f"{result.name}: {result.message}")

@@ -6,8 +6,10 @@ uid is what makes the boundaries real: ``RLIMIT_NPROC`` counts that session
 only, its files (mode 0700) and ``/proc`` entries are closed to other sessions,
 it cannot signal or ptrace them, and ``kill(-1)`` issued as that uid reaches
 every process it ever started, including ones that left the process group.
-A lock file still saying ``busy`` marks a uid whose holder crashed: its leftover
-processes are killed before the uid is handed out again.
+A uid is handed back only after the files it left in the shared temp dirs are
+deleted (so the next session with that uid cannot read them); a lock file still
+saying ``busy`` marks a uid whose holder crashed, whose leftover processes and
+files are removed before the uid is handed out again.
 Without root, workers run as the server's own user (see docs/repl-security.md).
 """
 
@@ -20,8 +22,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 UID_BASE = int(os.environ.get("OPENENV_REPL_UID_BASE", "420000"))
 UID_COUNT = int(os.environ.get("OPENENV_REPL_UID_COUNT", "4096"))
 KILL = shutil.which("kill", path="/bin:/usr/bin") or "/bin/kill"
@@ -52,18 +56,37 @@ class Identity:
     _lock_fd: int | None = field(default=None, repr=False)
 
     def release(self) -> None:
-        """Give the uid back to the pool."""
+        """Delete what the uid left in shared temp dirs, then give it back to the pool.
+
+        Call only once every process of the uid is dead. Blocking (a walk of /tmp): run it in a thread.
+        """
         if self._lock_fd is not None:
+            if self.uid is not None:
+                scrub_uid_files(self.uid)
             os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)
             self._lock_fd = None
 
 
-def acquire_identity() -> Identity:
-    """Reserve a fresh uid for one worker (root), or reuse ours (non-root)."""
+def acquire_identity(wait_s: float = 10.0) -> Identity:
+    """Reserve a fresh uid for one worker (root), or reuse ours (non-root).
+
+    Blocking: when every uid is taken, waits up to ``wait_s`` for one being released.
+    """
     if not is_root():
         return Identity(None, None)
     lock_dir = _lock_dir()
+    deadline = time.monotonic() + wait_s
+    while True:
+        ident = _try_acquire(lock_dir)
+        if ident is not None:
+            return ident
+        if time.monotonic() > deadline:
+            raise RuntimeError("no free worker uid left in the pool")
+        time.sleep(0.05)
+
+
+def _try_acquire(lock_dir: str) -> Identity | None:
     start = random.randrange(UID_COUNT)
     for i in range(UID_COUNT):
         uid = UID_BASE + (start + i) % UID_COUNT
@@ -75,9 +98,10 @@ def acquire_identity() -> Identity:
             continue
         if os.pread(fd, 4, 0) == b"busy":  # its last holder died without releasing it
             kill_uid(uid)
+            scrub_uid_files(uid)
         os.pwrite(fd, b"busy", 0)
         return Identity(uid, uid, fd)
-    raise RuntimeError("no free worker uid left in the pool")
+    return None
 
 
 def kill_uid(uid: int) -> None:
@@ -94,6 +118,18 @@ def kill_uid(uid: int) -> None:
         timeout=10,
         check=False,
     )
+
+
+def scrub_uid_files(uid: int) -> None:
+    """Delete files and directories owned by ``uid`` in the shared temp dirs (none of its processes run)."""
+    dirs = [d for d in SHARED_TMP if os.path.isdir(d)]
+    if not dirs:
+        return
+    try:
+        subprocess.run(["find", *dirs, "-xdev", "-user", str(uid), "-delete"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"could not delete the files of worker uid {uid}: {exc}") from exc
 
 
 def kill_group(pid: int) -> None:

@@ -14,6 +14,7 @@ import asyncio
 import atexit
 import enum
 import json
+import logging
 import signal
 import weakref
 from collections.abc import Awaitable, Callable
@@ -61,6 +62,8 @@ class CellResult:
 
 _workdirs: Workdirs | None = None
 _lib: str | None = None
+_releasing: set[asyncio.Future[None]] = set()
+log = logging.getLogger("openenv.repl")
 _live: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
 
@@ -340,9 +343,11 @@ class Sandbox:
         if self.workdir is not None:
             await asyncio.to_thread(_dirs().remove, self.workdir)
             self.workdir = None
-        if self.ident is not None:
-            self.ident.release()
-            self.ident = None
+        if self.ident is not None:  # scrubbing /tmp takes a while: release the uid in the background
+            ident, self.ident = self.ident, None
+            fut = asyncio.get_running_loop().run_in_executor(None, ident.release)
+            _releasing.add(fut)
+            fut.add_done_callback(_released)
         _live.discard(self)
         _drop_dirs_if_idle()
 
@@ -352,6 +357,12 @@ class Sandbox:
             kill_group(self._worker.proc.pid)
         if self.ident is not None and self.ident.uid is not None:
             kill_uid(self.ident.uid)
+
+
+def _released(fut: asyncio.Future[None]) -> None:
+    _releasing.discard(fut)
+    if not fut.cancelled() and fut.exception() is not None:
+        log.warning("could not release a REPL worker uid: %s", fut.exception())
 
 
 def _forget(worker: WorkerProcess, rid: int | None, fut: asyncio.Future[dict]) -> None:

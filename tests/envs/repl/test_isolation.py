@@ -150,3 +150,23 @@ def test_workers_die_with_a_killed_server() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == -9
     assert _gone(int(out.stdout.strip()))
+
+
+def test_files_left_in_shared_temp_dirs_are_gone_before_the_uid_is_reused(make_env, monkeypatch) -> None:
+    from openenv.envs.repl import identity
+
+    require(is_root(), "root, for per-session uids")
+    monkeypatch.setattr(identity, "UID_BASE", 480000 + os.getpid() % 10000)
+    monkeypatch.setattr(identity, "UID_COUNT", 1)
+    a = make_env()
+    path = f"/tmp/openenv-repl-test-leak-{os.getpid()}"
+    run(a, f"open({path!r}, 'w').write('secret of a')\nimport os\nos.makedirs({path!r} + '.d/x')")
+    uid = a._sandbox.ident.uid
+    assert os.stat(path).st_uid == uid
+    a.close()
+    deadline = time.monotonic() + 30
+    while (os.path.exists(path) or os.path.exists(path + ".d")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(path) and not os.path.exists(path + ".d")
+    b = make_env()  # the pool has one uid: b gets a's uid back
+    assert b._sandbox.ident.uid == uid

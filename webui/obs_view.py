@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,17 +79,17 @@ def _view(value: Any, path: str, depth: int, budget: list[int], full: bool) -> V
     if isinstance(value, str):
         return _string(value, path, full)
     if isinstance(value, (dict, list)):
-        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-        v = View("object" if isinstance(value, dict) else "array", path, size=len(items))
+        v = View("object" if isinstance(value, dict) else "array", path, size=len(value))
         if depth >= MAX_DEPTH and not full:
-            v.hidden = len(items)
+            v.hidden = len(value)
             return v
-        limit = len(items) if full else MAX_ITEMS
-        for key, sub in items:
-            if len(v.children) >= limit or budget[0] <= 0:
+        limit = len(value) if full else MAX_ITEMS
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, sub in itertools.islice(items, limit):
+            if budget[0] <= 0:
                 break
             v.children.append((str(key), _view(sub, path + pointer([key]), depth + 1, budget, full)))
-        v.hidden = len(items) - len(v.children)
+        v.hidden = len(value) - len(v.children)
         return v
     return View("string", path, repr(value))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ class WebSession:
         return next((r for r in self.history if r.index == index), None)
 
 
-def rough_size(value: Any, budget: int = 2000) -> int:
+def rough_size(value: Any, budget: int = 500) -> int:
     """Approximate in-memory size of a JSON value, counting at most ``budget`` nodes (strings exactly)."""
     total, stack = 0, [value]
     while stack and budget > 0:
@@ -76,10 +77,10 @@ def rough_size(value: Any, budget: int = 2000) -> int:
             total += len(item)
         elif isinstance(item, dict):
             total += 64 * len(item)
-            stack.extend(item.values())
+            stack.extend(itertools.islice(item.values(), budget))
         elif isinstance(item, list):
             total += 16 * len(item)
-            stack.extend(item)
+            stack.extend(item[:budget])
         else:
             total += 16
     return total

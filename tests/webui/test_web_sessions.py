@@ -40,7 +40,7 @@ def test_big_observations_are_kept_within_a_byte_budget(monkeypatch) -> None:
 
 def test_sizes_and_tab_bookkeeping() -> None:
     assert rough_size("abc") == 3 and rough_size({"a": "bb"}) == 66
-    assert rough_size(list(range(10**6))) == 16 * 10**6 + 16 * 1999  # counts at most 2000 nodes
+    assert rough_size(list(range(10**6))) == 16 * 10**6 + 16 * 499  # counts at most 500 nodes
     tabs = WebSessions(cap=2)
     for sid in ("a", "b", "c"):
         tabs.add(sid)

@@ -50,10 +50,12 @@ async def session(url: str, steps: int, store: EpisodeStore | None) -> None:
             await env.step(EchoAction(message=f"message {i}"))
 
 
-async def rate(url: str, steps: int, sessions: int, store: EpisodeStore | None) -> float:
-    t0 = time.perf_counter()
+async def rate(url: str, steps: int, sessions: int, store: EpisodeStore | None) -> tuple[float, float]:
+    """Steps/s (wall) and client CPU microseconds per step."""
+    t0, c0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(session(url, steps, store) for _ in range(sessions)))
-    return steps * sessions / (time.perf_counter() - t0)
+    n = steps * sessions
+    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n * 1e6
 
 
 def overhead(url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int) -> None:
@@ -63,10 +65,12 @@ def overhead(url: str, store: EpisodeStore, steps: int, sessions: int, rounds: i
     for _ in range(rounds):
         plain.append(asyncio.run(rate(url, steps, sessions, None)))
         rec.append(asyncio.run(rate(url, steps, sessions, store)))
-    p, r = max(plain), max(rec)
-    print(f"  {sessions:>2} session(s): plain {p:8.0f} steps/s | recording {r:8.0f} steps/s | "
-          f"recording/plain = {r / p:.3f} (overhead {100 * (1 - r / p):.1f}%; "
-          f"medians {statistics.median(plain):.0f} / {statistics.median(rec):.0f})")  # fmt: skip
+    p, r = max(x[0] for x in plain), max(x[0] for x in rec)
+    pc, rc = min(x[1] for x in plain), min(x[1] for x in rec)
+    print(f"  {sessions:>2} session(s): plain {p:6.0f} steps/s | recording {r:6.0f} steps/s | "
+          f"recording/plain = {r / p:.3f} (overhead {100 * (1 - r / p):.1f}%; medians "
+          f"{statistics.median(x[0] for x in plain):.0f} / {statistics.median(x[0] for x in rec):.0f}) | "
+          f"client CPU/step {pc:.0f} / {rc:.0f} us")  # fmt: skip
 
 
 def build_big_store(path: Path, episodes: int, long_steps: int) -> tuple[EpisodeStore, str]:

@@ -40,11 +40,17 @@ class Tab:
         return self.client.get(f"/web/s/{self.sid}/{what}", headers=HX, params=params)
 
     def step(self, **fields: str) -> httpx.Response:
+        """Step with the action form's fields (same "none" handling as :meth:`reset`)."""
         data = form_fields(self.html, "step-form")
         data.update({k: [v] for k, v in fields.items()})
+        for name in fields:
+            data.pop(f"{name}.~null", None)
         return self.post("step", data)
 
     def reset(self, **fields: str) -> httpx.Response:
+        """Reset with the reset form's fields; a given value unticks that field's "none" box (as the JS does)."""
         data = form_fields(self.html, "reset-form")
         data.update({k: [v] for k, v in fields.items()})
+        for name in fields:
+            data.pop(f"{name}.~null", None)
         return self.post("reset", data)

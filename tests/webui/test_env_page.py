@@ -144,3 +144,13 @@ def test_without_htmx_the_whole_page_comes_back(http: httpx.Client, open_tab: Ca
 
 def test_htmx_header_constant() -> None:
     assert HX == {"HX-Request": "true"}
+
+
+def test_everything_is_escaped(open_tab: Callable[[], Tab]) -> None:
+    tab = open_tab()
+    tab.reset(**{"r.episode_id": "<b>ep</b>"})
+    payload = "<script>alert(1)</script>"
+    body = _clean(tab.step(**{"a.text": payload}))
+    assert payload not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    state = tab.get("state").text
+    assert "<b>ep</b>" not in state and "&lt;b&gt;ep&lt;/b&gt;" in state

@@ -101,7 +101,7 @@ def _launcher(limits: Limits, ident: Identity, cfg: dict) -> list[str]:
     """``unshare``/``setpriv`` in front of the interpreter, when present (see worker_support.confine)."""
     prefix: list[str] = []
     if not limits.network and is_root() and UNSHARE:
-        prefix += [UNSHARE, "--net", "--"]
+        prefix += [UNSHARE, "--net", "--ipc", "--"]  # SysV IPC objects die with the worker
         cfg["netns_done"] = True
     if SETPRIV:
         prefix.append(SETPRIV)

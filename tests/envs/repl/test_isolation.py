@@ -170,3 +170,19 @@ def test_files_left_in_shared_temp_dirs_are_gone_before_the_uid_is_reused(make_e
     assert not os.path.exists(path) and not os.path.exists(path + ".d")
     b = make_env()  # the pool has one uid: b gets a's uid back
     assert b._sandbox.ident.uid == uid
+
+
+def test_sysv_ipc_objects_do_not_outlive_the_session(make_env, monkeypatch) -> None:
+    from openenv.envs.repl import identity
+
+    require(is_root(), "root, for per-session uids and IPC namespaces")
+    monkeypatch.setattr(identity, "UID_BASE", 490000 + os.getpid() % 10000)
+    monkeypatch.setattr(identity, "UID_COUNT", 1)
+    shmget = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    a = make_env()
+    made = run(a, shmget + "libc.shmget(0x5eed, 4096, 0o1600) >= 0")  # IPC_CREAT | 0600
+    assert made.result.stdout.strip().endswith("True")
+    a.close()
+    b = make_env()  # same uid as a (the pool has one)
+    found = run(b, shmget + "(libc.shmget(0x5eed, 0, 0), ctypes.get_errno())")
+    assert found.result.stdout == "(-1, 2)\n"  # ENOENT: a's segment died with a's IPC namespace

@@ -15,6 +15,7 @@ Expectations, one line each:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import os
@@ -102,7 +103,7 @@ class EnvUnderTest:
 
     def dispose(self, env: Any) -> None:
         if self.factory is not None:
-            env.close()
+            close(env)
 
     def wire(self, obs: Any, what: str) -> dict[str, Any]:
         """Check one observation's type and serialisability; return its wire form."""
@@ -122,6 +123,14 @@ class EnvUnderTest:
         if not isinstance(getattr(obs, "done", False), bool):
             raise CheckFailed(f"{what}: done must be a bool")
         return payload
+
+
+def close(env: Any) -> None:
+    """Close as the server would: ``close_async`` when only that is overridden."""
+    if Environment.overrides(env, "close_async") and not Environment.overrides(env, "close"):
+        asyncio.run(env.close_async())
+    else:
+        env.close()
 
 
 def _own_state(env: Any) -> bool:
@@ -297,7 +306,7 @@ def _lifecycle(ctx: EnvUnderTest) -> None:
         env.reset(seed=ctx.seed)
         env.step(ctx.sample_actions()[0])
     finally:
-        env.close()
+        close(env)
 
 
 def check_close(ctx: EnvUnderTest) -> str:

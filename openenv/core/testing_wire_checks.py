@@ -78,7 +78,11 @@ def check_health(run: WireRun) -> str:
 
 
 def check_schema(run: WireRun) -> str:
-    body = run.wire.json(run.wire.get("/schema"), "GET /schema")
+    resp = run.wire.get("/schema")
+    if resp.status_code != 200:
+        hint = " (a token is required: pass --token)" if resp.status_code == 401 else ""
+        raise CheckFailed(f"GET /schema answered {resp.status_code}{hint}")
+    body = run.wire.json(resp, "GET /schema")
     if not isinstance(body, dict):
         raise CheckFailed("GET /schema is not an object")
     for key in ("action", "observation", "state"):

@@ -140,6 +140,18 @@ class LeaksAThread(CountEnvironment):
         return super().reset(seed, episode_id)
 
 
+class ClosesAsync(CountEnvironment):
+    """Stops its worker in ``close_async`` only (the server awaits that): not a leak."""
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> CountObservation:
+        self._stop = threading.Event()
+        threading.Thread(target=self._stop.wait, name="async-closed-worker", daemon=True).start()
+        return super().reset(seed, episode_id)
+
+    async def close_async(self) -> None:
+        self._stop.set()
+
+
 class LeaksAProcess(CountEnvironment):
     """reset starts a child process that close() never stops."""
 

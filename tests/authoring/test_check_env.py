@@ -55,6 +55,11 @@ def test_each_broken_env_is_caught(env, check, words):
     assert words in messages(report)[check]
 
 
+def test_an_async_only_close_is_honoured():
+    report = check_env(b.ClosesAsync, actions=[b.CountAction()], wire=False, raise_on_failure=False)
+    assert {r.name: r.status for r in report.results}["env.close"] == "pass"
+
+
 def test_a_leaked_child_process_is_caught():
     try:
         report = check_env(b.LeaksAProcess, actions=[b.CountAction()], wire=False, raise_on_failure=False)

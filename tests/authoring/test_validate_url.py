@@ -30,6 +30,19 @@ def test_the_echo_server_passes(echo_url):
     ]
 
 
+def test_a_token_protected_server_needs_the_token():
+    from openenv.core.env_server import create_app
+    from openenv.core.env_server.auth import TokenAuthMiddleware
+    from openenv.envs.echo import EchoEnvironment
+
+    app = TokenAuthMiddleware(create_app(EchoEnvironment, env_name="echo", web=False), "s3cret")
+    with running_server(app) as url:
+        assert run_wire_checks(url, token="s3cret").ok
+        refused = run_wire_checks(url)
+    schema = next(r for r in refused.results if r.name == "http.schema")
+    assert schema.status == "fail" and schema.message == "GET /schema answered 401 (a token is required: pass --token)"
+
+
 def test_a_hand_written_server_that_follows_the_protocol_passes_every_check():
     with running_server(fake_server()) as url:
         report = run_wire_checks(url, timeout_s=10)

@@ -100,8 +100,11 @@ class Worker:
         return f"FINAL({self.final})"
 
     def _final_var(self, name):
-        """Record the variable called ``name`` as the final answer."""
-        key = str(name).strip().strip("'\"")
+        """Record the variable called ``name`` as the final answer (a non-string is taken as the value)."""
+        if not isinstance(name, str):
+            self.final = str(name)
+            return f"FINAL_VAR({self.final})"
+        key = name.strip().strip("'\"")
         if key not in self.ns:
             raise NameError(f"FINAL_VAR: no variable named {key!r}")
         self.final = str(self.ns[key])

@@ -16,6 +16,7 @@ from tests.envs.repl.conftest import run
         ("print(FINAL(f'f({1 + 1})'))", "f(2)"),
         ("x = 'from var'\nFINAL_VAR('x')", "from var"),
         ("x = 'printed var'\nprint('FINAL_VAR(x)')", "printed var"),
+        ("total = 17\nFINAL_VAR(total)", "17"),
         ("n = 3\nprint(f'FINAL({n * (n + 1)})')", "12"),
         ("answer['content'] = 'dict style'\nanswer['ready'] = True", "dict style"),
         ("answer = {'content': 42, 'ready': True}", "42"),
@@ -25,6 +26,11 @@ def test_finish_helpers(make_env, code: str, answer: str) -> None:
     obs = run(make_env(), code)
     assert obs.done and obs.final_answer == answer and obs.termination == "final"
     assert obs.metadata["final_answer"] == answer  # where in-process users of the published env look
+
+
+def test_final_var_of_a_missing_name_is_an_error(make_env) -> None:
+    obs = run(make_env(), "FINAL_VAR('nope')")
+    assert not obs.done and "NameError" in obs.result.exception
 
 
 def test_printing_final_text_does_not_finish(make_env) -> None:

@@ -28,13 +28,14 @@ def make_settings(data_dir: Path, **overrides: object) -> StudioSettings:
 
 
 @contextlib.contextmanager
-def running_studio(settings: StudioSettings) -> Iterator[str]:
+def running_studio(settings: StudioSettings, *, cleanup: bool = True) -> Iterator[str]:
     """Serve a studio; afterwards stop every env process it left (they are detached)."""
     try:
         with running_server(create_studio_app(settings)) as url:
             yield url
     finally:
-        LocalProcessProvider.cleanup(project=settings.project, data_dir=settings.runtimes_dir)
+        if cleanup:
+            LocalProcessProvider.cleanup(project=settings.project, data_dir=settings.runtimes_dir)
 
 
 @dataclass

@@ -47,7 +47,7 @@ def reward_chart(
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
     def x(i: float) -> float:
-        return pad_l + (w * i / max(1, n - 1) if n > 1 else w / 2)
+        return pad_l + w * (i + 0.5) / n  # the centre of step i's slot
 
     def y(v: float) -> float:
         return pad_t + h * (hi - v) / (hi - lo)
@@ -62,7 +62,7 @@ def reward_chart(
         f'<text class="tick" x="{width - pad_r}" y="{height - 4}" text-anchor="end">{n - 1}</text>',
     ]
     buckets = _buckets(n, MAX_POINTS)
-    bar_w = max(1.0, w / max(1, len(buckets)) * 0.7)
+    bar_w = max(1.0, w / len(buckets) * 0.7)
     for start, end in buckets:
         chunk = values[start:end]
         top, bottom = max(max(chunk), 0.0), min(min(chunk), 0.0)

@@ -85,7 +85,8 @@
 
   document.addEventListener("htmx:afterRequest", function (ev) {
     var elt = ev.detail.elt;
-    if (!ev.detail.successful || !elt) { return; }
+    var status = ev.detail.xhr ? ev.detail.xhr.status : 0;
+    if (!elt || status < 200 || status >= 300) { return; }
     if (elt.id === "step-form" || elt.id === "reset-form") {
       elt.querySelectorAll(".field-errors").forEach(function (e) { e.remove(); });
       elt.querySelectorAll("[aria-invalid]").forEach(function (e) { e.removeAttribute("aria-invalid"); });

@@ -53,10 +53,15 @@ def context(browser: Any) -> Iterator[Any]:
 
 @pytest.fixture()
 def page(context: Any) -> Iterator[Any]:
-    """A fresh tab; page errors (uncaught JS exceptions) fail the test."""
+    """A fresh tab; uncaught JS exceptions and console errors fail the test.
+
+    Chromium's "Failed to load resource" lines are expected: the page answers 4xx with fragments.
+    """
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.on("console", lambda msg: msg.type == "error" and not msg.text.startswith("Failed to load resource")
+           and errors.append(msg.text))
     yield tab
     assert errors == []
 

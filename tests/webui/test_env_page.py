@@ -154,3 +154,39 @@ def test_everything_is_escaped(open_tab: Callable[[], Tab]) -> None:
     assert payload not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     state = tab.get("state").text
     assert "<b>ep</b>" not in state and "&lt;b&gt;ep&lt;/b&gt;" in state
+
+
+def test_page_ids_are_unique_and_labels_point_at_controls(open_tab: Callable[[], Tab]) -> None:
+    from collections import Counter
+    from html.parser import HTMLParser
+
+    class Ids(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ids: Counter[str] = Counter()
+            self.fors: list[str] = []
+            self.in_template = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            self.in_template += tag == "template"
+            if self.in_template:
+                return
+            if a.get("id"):
+                self.ids[a["id"]] += 1
+            if tag == "label" and a.get("for"):
+                self.fors.append(a["for"])
+
+        def handle_endtag(self, tag: str) -> None:
+            self.in_template -= tag == "template"
+
+    tab = open_tab()
+    tab.reset()
+    data = form_fields(tab.html, "step-form")
+    data["a.text"] = ["ids"]
+    page = tab.post("step", data, htmx=False)
+    assert "step 1: ids" in page.text
+    parser = Ids()
+    parser.feed(page.text)
+    assert [i for i, n in parser.ids.items() if n > 1] == []
+    assert parser.fors and all(f in parser.ids for f in parser.fors)

@@ -31,6 +31,7 @@ from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
+from .step_rows import END_EPISODE, core_append, insert_first_step, make_step_row, sqlite_statements
 
 __all__ = ["DEFAULT_STORE_ENV", "EpisodeStore", "default_store_target", "new_id"]
 
@@ -39,27 +40,6 @@ DEFAULT_STORE_ENV = "OPENENV_EPISODES_DB"
 T = TypeVar("T")
 _EP = Episode.__table__
 _STEP = Step.__table__
-_INSERT_STEP = text(
-    "INSERT INTO step (episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state)"
-    " VALUES (:episode_id, :idx, :action, :observation, :reward, :done, :metadata, :latency_ms, :t, :state)"
-)
-_BUMP_EPISODE = text("UPDATE episode SET step_count = :idx WHERE id = :episode_id")
-_BUMP_EPISODE_REWARD = text(
-    "UPDATE episode SET step_count = :idx, total_reward = COALESCE(total_reward, 0) + :reward WHERE id = :episode_id"
-)
-_Q_INSERT_STEP = (
-    "INSERT INTO step (episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_Q_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
-_Q_BUMP_REWARD = (
-    "UPDATE episode SET step_count = ?, total_reward = COALESCE(total_reward, 0) + ? WHERE id = ?"
-)
-_Q_END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
-_END_EPISODE = text(
-    "UPDATE episode SET ended_at = :t, end_reason = :reason, done = :done"
-    " WHERE id = :episode_id AND ended_at IS NULL"
-)
 
 
 def default_store_target() -> str:
@@ -208,7 +188,7 @@ class EpisodeStore:
         seed = kwargs.get("seed")
         now = time.time()
         eid = episode_id or new_id()
-        step0 = self._step_row(eid, 0, None, observation, reward, done, metadata, latency_ms, now, state)
+        step0 = make_step_row(eid, 0, None, observation, reward, done, metadata, latency_ms, now, state)
 
         def tx(conn: Connection) -> None:
             run = conn.execute(
@@ -234,7 +214,7 @@ class EpisodeStore:
                     "done": done,
                 },
             )
-            conn.execute(_INSERT_STEP, step0)
+            insert_first_step(conn, step0)
 
         self.write(tx, what="start episode")
         return eid
@@ -253,43 +233,25 @@ class EpisodeStore:
         state: Any = None,
     ) -> None:
         """Append step ``index`` (>= 1); committed on return. ``done`` ends the episode."""
-        self.append_steps([self._step_row(episode_id, index, action, observation, reward, done, metadata,
+        self.append_steps([make_step_row(episode_id, index, action, observation, reward, done, metadata,
                                           latency_ms, time.time(), state)])  # fmt: skip
 
     def append_steps(self, rows: Sequence[dict[str, Any]]) -> None:
         """Commit several prepared step rows (``step_row``) in one transaction (group commit)."""
         what = "record step " + ", ".join(f"{r['idx']} of episode {r['episode_id']}" for r in rows[:3])
         if self.dialect == "sqlite":
-            stmts: list[tuple[str, tuple[Any, ...]]] = []
-            for row in rows:
-                eid, reward, idx = row["episode_id"], row["reward"], row["idx"]
-                stmts.append((_Q_INSERT_STEP, tuple(row.values())))
-                stmts.append(
-                    (_Q_BUMP, (idx, eid)) if reward is None else (_Q_BUMP_REWARD, (idx, reward, eid))
-                )
-                if row["done"]:
-                    stmts.append((_Q_END, (row["t"], "done", True, eid)))
+            stmts = sqlite_statements(rows)
             with self._lock:  # the driver connection of the one writer: ~4x cheaper than Core per step
                 raw_sqlite_transaction(
                     self._writer_connection().connection.driver_connection, stmts, what=what
                 )
             return
-
-        def tx(conn: Connection) -> None:
-            for row in rows:
-                bump = {"idx": row["idx"], "reward": row["reward"], "episode_id": row["episode_id"]}
-                conn.execute(_INSERT_STEP, row)
-                conn.execute(_BUMP_EPISODE if row["reward"] is None else _BUMP_EPISODE_REWARD, bump)
-                if row["done"]:
-                    end = {"t": row["t"], "reason": "done", "done": True, "episode_id": row["episode_id"]}
-                    conn.execute(_END_EPISODE, end)
-
-        self.write(tx, what=what)
+        self.write(lambda conn: core_append(conn, rows), what=what)
 
     def finish_episode(self, episode_id: str, reason: str) -> None:
         """Mark an episode ended (``reset``, ``closed``, ``error``...) unless it already is."""
         params = {"t": time.time(), "reason": reason, "done": False, "episode_id": episode_id}
-        self.write(lambda c: c.execute(_END_EPISODE, params), what="finish episode")
+        self.write(lambda c: c.execute(END_EPISODE, params), what="finish episode")
 
     def delete_episodes(self, episode_ids: Iterable[str]) -> int:
         """Delete episodes with their steps and tags; returns how many episodes went."""
@@ -342,34 +304,8 @@ class EpisodeStore:
         state: Any = None,
     ) -> dict[str, Any]:
         """A step row for ``append_steps`` (serialised now, stamped with the current time)."""
-        return self._step_row(episode_id, index, action, observation, reward, done, metadata, latency_ms,
+        return make_step_row(episode_id, index, action, observation, reward, done, metadata, latency_ms,
                               time.time(), state)  # fmt: skip
-
-    @staticmethod
-    def _step_row(
-        eid: str,
-        idx: int,
-        action: Any,
-        observation: Any,
-        reward: Any,
-        done: bool,
-        metadata: Any,
-        latency_ms: float | None,
-        t: float,
-        state: Any,
-    ) -> dict[str, Any]:
-        return {
-            "episode_id": eid,
-            "idx": idx,
-            "action": None if action is None else dumps(action),
-            "observation": dumps(observation),
-            "reward": None if reward is None else float(reward),
-            "done": bool(done),
-            "metadata": dumps(metadata) if metadata else None,
-            "latency_ms": latency_ms,
-            "t": t,
-            "state": None if state is None else dumps(state),
-        }
 
     # -- reads (see queries.py) ------------------------------------------------------------------
     def list_episodes(

@@ -1,0 +1,87 @@
+"""Step rows and the SQL that appends them (the hot path of recording).
+
+A row is the ``step`` table's columns in order, already serialised; ``sqlite_statements`` turns
+rows into pre-written qmark SQL for the driver connection, ``core_append`` does the same through
+SQLAlchemy for other dialects. Both also keep the episode's ``step_count``/``total_reward``
+current and end the episode on ``done``, in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from .jsonable import dumps
+
+__all__ = ["END_EPISODE", "core_append", "insert_first_step", "make_step_row", "sqlite_statements"]
+
+_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
+_INSERT = text(
+    f"INSERT INTO step ({_COLUMNS}) VALUES "
+    "(:episode_id, :idx, :action, :observation, :reward, :done, :metadata, :latency_ms, :t, :state)"
+)
+_BUMP = text("UPDATE episode SET step_count = :idx WHERE id = :episode_id")
+_BUMP_REWARD = text(
+    "UPDATE episode SET step_count = :idx, total_reward = COALESCE(total_reward, 0) + :reward WHERE id = :episode_id"
+)
+END_EPISODE = text(
+    "UPDATE episode SET ended_at = :t, end_reason = :reason, done = :done"
+    " WHERE id = :episode_id AND ended_at IS NULL"
+)
+_Q_INSERT = f"INSERT INTO step ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_Q_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
+_Q_BUMP_REWARD = (
+    "UPDATE episode SET step_count = ?, total_reward = COALESCE(total_reward, 0) + ? WHERE id = ?"
+)
+_Q_END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
+
+
+def make_step_row(
+    episode_id: str, idx: int, action: Any, observation: Any, reward: Any, done: bool, metadata: Any,
+    latency_ms: float | None, t: float, state: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """The ``step`` row (column order matters: ``sqlite_statements`` uses the values in order)."""
+    return {
+        "episode_id": episode_id,
+        "idx": idx,
+        "action": None if action is None else dumps(action),
+        "observation": dumps(observation),
+        "reward": None if reward is None else float(reward),
+        "done": bool(done),
+        "metadata": dumps(metadata) if metadata else None,
+        "latency_ms": latency_ms,
+        "t": t,
+        "state": None if state is None else dumps(state),
+    }
+
+
+def sqlite_statements(rows: Sequence[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Driver-level statements appending ``rows`` (for ``raw_sqlite_transaction``)."""
+    stmts: list[tuple[str, tuple[Any, ...]]] = []
+    for row in rows:
+        eid, reward, idx = row["episode_id"], row["reward"], row["idx"]
+        stmts.append((_Q_INSERT, tuple(row.values())))
+        stmts.append((_Q_BUMP, (idx, eid)) if reward is None else (_Q_BUMP_REWARD, (idx, reward, eid)))
+        if row["done"]:
+            stmts.append((_Q_END, (row["t"], "done", True, eid)))
+    return stmts
+
+
+def core_append(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Append ``rows`` through SQLAlchemy (PostgreSQL and other dialects)."""
+    for row in rows:
+        bump = {"idx": row["idx"], "reward": row["reward"], "episode_id": row["episode_id"]}
+        conn.execute(_INSERT, row)
+        conn.execute(_BUMP if row["reward"] is None else _BUMP_REWARD, bump)
+        if row["done"]:
+            conn.execute(
+                END_EPISODE, {"t": row["t"], "reason": "done", "done": True, "episode_id": row["episode_id"]}
+            )
+
+
+def insert_first_step(conn: Connection, row: dict[str, Any]) -> None:
+    """Insert a reset row (step 0) without touching the episode's counters."""
+    conn.execute(_INSERT, row)

@@ -15,7 +15,15 @@ from .jsonable import loads
 from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 
-__all__ = ["EpisodeFilter", "count_episodes", "get_episode", "list_episodes", "load_steps", "resolve_id"]
+__all__ = [
+    "EpisodeFilter",
+    "count_episodes",
+    "distinct_values",
+    "get_episode",
+    "list_episodes",
+    "load_steps",
+    "resolve_id",
+]
 
 _EP = Episode.__table__
 _RUN = EnvRun.__table__
@@ -208,3 +216,15 @@ def resolve_id(conn: Connection, prefix: str) -> str:
             f"episode id prefix {prefix!r} is ambiguous; give more digits", code="AMBIGUOUS_ID"
         )
     return rows[0].id
+
+
+_FACETS = {"env": _EP.c.env_name, "source": _EP.c.source, "label": _EP.c.label, "tag": _TAG.c.tag}
+
+
+def distinct_values(conn: Connection, facet: str, limit: int = 500) -> list[str]:
+    """Distinct env names, sources, labels or tags (for filter menus), sorted."""
+    if facet not in _FACETS:
+        raise RecordingError(f"unknown facet {facet!r}; one of {sorted(_FACETS)}", code="BAD_FACET")
+    column = _FACETS[facet]
+    stmt = select(column).where(column.is_not(None)).distinct().order_by(column).limit(limit)
+    return [row[0] for row in conn.execute(stmt)]

@@ -330,6 +330,11 @@ class EpisodeStore:
         with guarded("load steps"), self.engine.connect() as conn:
             return queries.load_steps(conn, episode_id, start=start, limit=limit)
 
+    def distinct_values(self, facet: str, *, limit: int = 500) -> list[str]:
+        """Distinct values of ``env``, ``source``, ``label`` or ``tag`` (filter menus)."""
+        with guarded("list values"), self.engine.connect() as conn:
+            return queries.distinct_values(conn, facet, limit)
+
     def resolve_id(self, prefix: str) -> str:
         """The one episode id starting with ``prefix`` (ids are shown shortened)."""
         with guarded("find episode"), self.engine.connect() as conn:

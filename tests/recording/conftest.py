@@ -24,9 +24,13 @@ def _pg_connect(dbname: str | None = None):  # noqa: ANN202 - psycopg is an opti
 
 def pg_available() -> bool:
     try:
+        import psycopg
+    except ImportError:
+        return False
+    try:
         with _pg_connect():
             return True
-    except Exception:  # noqa: BLE001 - any failure means "not available"; require() reports it
+    except psycopg.Error:
         return False
 
 

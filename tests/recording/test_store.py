@@ -182,3 +182,17 @@ def test_replay_pages_and_changes(store: EpisodeStore) -> None:
     assert replay.changes(0).paths == ["echoed_message", "n"]
     with pytest.raises(IndexError):
         replay[10]
+
+
+def test_distinct_values_for_filter_menus(any_store: EpisodeStore) -> None:
+    from openenv.recording import RecordingError
+
+    a = fill(any_store, env="repl", label="zeta")
+    fill(any_store, env="echo", label=None, source="human")
+    any_store.set_tags(a[0], ["b", "a"])
+    assert any_store.distinct_values("env") == ["echo", "repl"]
+    assert any_store.distinct_values("source") == ["human", "programmatic"]
+    assert any_store.distinct_values("label") == ["zeta"]
+    assert any_store.distinct_values("tag") == ["a", "b"]
+    with pytest.raises(RecordingError, match="unknown facet"):
+        any_store.distinct_values("nope")

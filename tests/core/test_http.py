@@ -139,3 +139,15 @@ def test_session_cap_over_http(sleepy_url):
     finally:
         for sid in opened:
             httpx.delete(sleepy_url + f"/sessions/{sid}")
+
+
+def test_reset_params_schema_resolves_postponed_annotations_and_metadata_uses_own_doc():
+    from openenv.core.env_server import HTTPEnvServer
+    from tests.core import future_env
+
+    server = HTTPEnvServer(future_env.ModeEnvironment)
+    props = server.reset_params_schema()["properties"]
+    assert props["mode"]["enum"] == ["easy", "hard"]
+    assert props["mode"]["default"] == "easy"
+    meta = future_env.ModeEnvironment().get_metadata()
+    assert meta.description == ""

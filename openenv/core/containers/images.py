@@ -14,6 +14,7 @@ import importlib.util
 import json
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -52,9 +53,16 @@ def _env_source(env: str) -> tuple[str, Path | None]:
 
 
 def _context_hash(ctx: Path, buildargs: dict[str, str], base_id: str) -> str:
+    """Hash of what the image is made of; a wheel counts by its members (its zip bytes vary)."""
     digest = hashlib.sha256(json.dumps([buildargs, base_id], sort_keys=True).encode())
     for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(ctx)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(ctx)).encode() + b"\0")
+        if path.suffix == ".whl":
+            with zipfile.ZipFile(path) as wheel:
+                for member in sorted(wheel.namelist()):
+                    digest.update(member.encode() + b"\0" + wheel.read(member) + b"\0")
+        else:
+            digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

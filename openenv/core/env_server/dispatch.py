@@ -52,9 +52,14 @@ def _signature_params(cls: type, method: str) -> tuple[frozenset[str], bool]:
 def reset_parameters(env_cls: type) -> list[inspect.Parameter]:
     """The env's own reset keyword parameters (beyond seed/episode_id), for forms and docs."""
     method = "reset_async" if _overrides_cls(env_cls, "reset_async") else "reset"
+    fn = getattr(env_cls, method, None)
+    if fn is None:
+        return []
     try:
-        sig = inspect.signature(getattr(env_cls, method))
-    except (TypeError, ValueError, AttributeError):
+        sig = inspect.signature(fn, eval_str=True)
+    except (NameError, SyntaxError):  # an annotation that cannot be resolved: keep it as text
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
         return []
     skip = {"self", "seed", "episode_id"}
     return [

@@ -69,7 +69,7 @@ class Environment(ABC):
 
     def get_metadata(self) -> EnvironmentMetadata:
         """Name, description and version shown by ``GET /metadata``."""
-        doc = inspect.getdoc(type(self)) or ""
+        doc = inspect.cleandoc(type(self).__dict__.get("__doc__") or "")
         return EnvironmentMetadata(name=type(self).__name__, description=doc.split("\n\n")[0])
 
     # -- helpers used by the server ---------------------------------------------------------

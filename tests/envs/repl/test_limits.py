@@ -60,15 +60,19 @@ def test_huge_string_is_a_memory_error(make_env) -> None:
 
 
 def test_runaway_list_growth_is_a_memory_error(make_env) -> None:
-    env = make_env()
-    obs = run(env, "grow = []\nwhile True:\n    grow.append(' ' * 10**6)")
+    from tests.envs.repl.conftest import test_limits
+
+    env = make_env(limits=test_limits(cell_timeout_s=60))  # a loaded machine may be slow to fill 512 MiB
+    obs = run(env, "grow = []\nwhile True:\n    grow.append(' ' * 10**7)")
     assert obs.outcome in ("memory", "worker_died")
     run(env, "grow = None")
     assert run(env, "'fine'").result.stdout == "'fine'\n"
 
 
 def test_fork_bomb_is_contained(make_env) -> None:
-    env = make_env()
+    from tests.envs.repl.conftest import test_limits
+
+    env = make_env(limits=test_limits(cell_timeout_s=60))
     code = (
         "import subprocess\nprocs = []\n"
         "try:\n    for _ in range(200):\n        procs.append(subprocess.Popen(['sleep', '30']))\n"
@@ -168,10 +172,9 @@ def test_worker_runs_unprivileged_when_root(make_env) -> None:
 def test_cpu_time_backstop(make_env) -> None:
     from tests.envs.repl.conftest import test_limits
 
-    env = make_env(limits=test_limits(cpu_s=1, cell_timeout_s=20))
-    obs, took = _timed(env, "while True:\n    pass")
+    env = make_env(limits=test_limits(cpu_s=1, cell_timeout_s=120))  # 1 CPU second may take long on a busy box
+    obs = run(env, "while True:\n    pass")
     assert obs.outcome == "worker_died" and "CPU-time limit" in obs.result.exception
-    assert took < 20
     assert run(env, "'restarted'").result.success
 
 

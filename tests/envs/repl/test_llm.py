@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from openenv.envs.repl.llm import LLMConfig
-from tests.envs.repl.conftest import run
+from tests.envs.repl.conftest import run, test_limits
+
+ROOMY = test_limits(cell_timeout_s=30)  # LLM-layer timeouts must fire first, even on a loaded machine
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -55,7 +57,7 @@ def _config(server: ThreadingHTTPServer, **kw: object) -> LLMConfig:
 
 
 def test_llm_query_and_batch(make_env, llm_server) -> None:
-    env = make_env(llm=_config(llm_server))
+    env = make_env(llm=_config(llm_server), limits=ROOMY)
     obs = run(env, "a = llm_query('hello')\nb = llm_query_batched(['x', 'y', 'z'])\nprint(a, b)")
     assert obs.result.stdout == "echo:hello ['echo:x', 'echo:y', 'echo:z']\n"
     path, auth, model, _ = llm_server.seen[-1]
@@ -65,7 +67,7 @@ def test_llm_query_and_batch(make_env, llm_server) -> None:
 
 
 def test_llm_budget_per_episode(make_env, llm_server) -> None:
-    env = make_env(llm=_config(llm_server, max_calls=3))
+    env = make_env(llm=_config(llm_server, max_calls=3), limits=ROOMY)
     assert run(env, "llm_query_batched(['1', '2'])").result.success
     over = run(env, "llm_query_batched(['3', '4'])")
     assert "budget exhausted" in over.result.exception
@@ -74,7 +76,7 @@ def test_llm_budget_per_episode(make_env, llm_server) -> None:
 
 
 def test_llm_timeout_and_errors_are_cell_errors(make_env, llm_server) -> None:
-    env = make_env(llm=_config(llm_server, timeout_s=0.5))
+    env = make_env(llm=_config(llm_server, timeout_s=0.5), limits=ROOMY)
     slow = run(env, "llm_query('slow please')")
     assert slow.outcome == "error" and "timed out" in slow.result.exception
     broken = run(env, "llm_query('broken')")

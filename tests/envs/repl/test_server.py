@@ -28,32 +28,32 @@ def test_client_round_trip_with_final_answer(repl_url: str) -> None:
     assert {"code", "is_final", "final_answer"} <= set(schema["action"]["properties"])
 
 
-async def _quick_session(url: str, tag: int, stuck_done: asyncio.Event) -> bool:
-    async with REPLEnv(base_url=url) as env:
-        await env.reset(context=f"session {tag}")
-        for i in range(5):
-            result = await env.execute(f"v = {i} * {tag}\nprint(context, v)")
-            assert result.observation.result.stdout == f"session {tag} {i * tag}\n"
-        return not stuck_done.is_set()
-
-
-async def _stuck_session(url: str, stuck_done: asyncio.Event) -> str:
-    async with REPLEnv(base_url=url) as env:
-        await env.reset()
-        await env.execute("ready = 1")
-        result = await env.execute("while True:\n    pass")
-        stuck_done.set()
-        return result.observation.outcome
+async def _quick_cells(env: REPLEnv, tag: int, stuck_done: asyncio.Event) -> bool:
+    for i in range(5):
+        result = await env.execute(f"v = {i} * {tag}\nprint(context, v)")
+        assert result.observation.result.stdout == f"session {tag} {i * tag}\n"
+    return not stuck_done.is_set()
 
 
 def test_eight_sessions_one_stuck(repl_url: str) -> None:
     async def main() -> None:
-        stuck_done = asyncio.Event()
-        stuck = asyncio.create_task(_stuck_session(repl_url, stuck_done))
-        await asyncio.sleep(0.2)
-        quick = await asyncio.gather(*(_quick_session(repl_url, tag, stuck_done) for tag in range(1, 8)))
-        assert all(quick), "a quick session had to wait for the stuck one"
-        assert await stuck == "timeout"
+        clients = [REPLEnv(base_url=repl_url) for _ in range(8)]
+        try:
+            await asyncio.gather(*(c.reset(context=f"session {tag}") for tag, c in enumerate(clients)))
+            stuck_done = asyncio.Event()
+
+            async def stuck() -> str:
+                result = await clients[0].execute("while True:\n    pass")
+                stuck_done.set()
+                return result.observation.outcome
+
+            stuck_task = asyncio.create_task(stuck())
+            await asyncio.sleep(0.2)
+            quick = await asyncio.gather(*(_quick_cells(clients[t], t, stuck_done) for t in range(1, 8)))
+            assert all(quick), "a quick session had to wait for the stuck one"
+            assert await stuck_task == "timeout"
+        finally:
+            await asyncio.gather(*(c.close() for c in clients))
 
     asyncio.run(main())
 
@@ -156,7 +156,7 @@ def test_memory_hog_leaves_server_and_other_sessions_alone(repl_url: str) -> Non
             await hog.reset()
             await other.reset()
             await other.execute("kept = list(range(1000))")
-            growing = asyncio.create_task(hog.execute("grow = []\nwhile True:\n    grow.append(' ' * 10**6)"))
+            growing = asyncio.create_task(hog.execute("grow = []\nwhile True:\n    grow.append(' ' * 5 * 10**7)"))
             huge = (await other.execute("len(kept)")).observation.result.stdout
             result = await growing
             assert result.observation.outcome in ("memory", "worker_died")

@@ -147,7 +147,7 @@ class ContainerProvider(ABC):
                 if time.monotonic() >= deadline:
                     break
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-                delay = min(delay * 1.5, 0.25)
+                delay = min(delay * 1.5, 0.05)
         tail = self._safe_logs()
         self._stop_quietly()
         raise StartupTimeoutError(

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import inspect
 
 from openenv.recording import (
+    EpisodeFilter,
     EpisodeStore,
     RecordingError,
     SchemaVersionError,
@@ -143,6 +144,24 @@ def test_killed_writer_leaves_unfinished_episode_with_steps(db_path: Path) -> No
         assert [x.index for x in s.load_steps(eid)] == list(range(18))
         s.append_step(eid, 18, action={}, observation={}, done=True)  # still writable after the crash
         assert s.get_episode(eid).finished
+
+
+def test_killed_training_script_leaves_episode_unfinished(db_path: Path, echo_url: str) -> None:
+    proc = _popen(str(db_path), "--client", echo_url, "--hang-after", "12")
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
+        eid = line.split()[1]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    with EpisodeStore(db_path) as s:
+        ep = s.get_episode(eid)
+        assert not ep.finished and ep.step_count == 12 and ep.label == "training-script"
+        steps = s.load_steps(eid)
+        assert [x.index for x in steps] == list(range(13))
+        assert steps[12].observation == {"echoed_message": "step 11", "message_length": 7}
+        assert s.list_episodes(EpisodeFilter(finished=False)).items[0].id == eid
 
 
 def test_many_writer_processes_lose_nothing(db_path: Path) -> None:

@@ -18,6 +18,7 @@ import logging
 import signal
 import weakref
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from openenv.core.errors import EnvExecutionError
@@ -63,6 +64,7 @@ class CellResult:
 _workdirs: Workdirs | None = None
 _lib: str | None = None
 _releasing: set[asyncio.Future[None]] = set()
+_release_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openenv-repl-release")
 log = logging.getLogger("openenv.repl")
 _live: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
@@ -345,7 +347,7 @@ class Sandbox:
             self.workdir = None
         if self.ident is not None:  # scrubbing /tmp takes a while: release the uid in the background
             ident, self.ident = self.ident, None
-            fut = asyncio.get_running_loop().run_in_executor(None, ident.release)
+            fut = asyncio.get_running_loop().run_in_executor(_release_pool, ident.release)
             _releasing.add(fut)
             fut.add_done_callback(_released)
         _live.discard(self)

@@ -60,7 +60,7 @@ def store(db_path: Path) -> Iterator[EpisodeStore]:
     s.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EpisodeStore]:
     """The same store API on SQLite and on PostgreSQL."""
     target = tmp_path / "any.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from openenv.envs.echo import EchoAction, EchoEnv
 from openenv.recording import EpisodeFilter, EpisodeStore, SchemaVersionError, record, rerun_sync
 
+pytestmark = pytest.mark.postgres
 WRITER = Path(__file__).with_name("writer_proc.py")
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,8 +64,6 @@ def test_newer_schema_on_postgres(pg_url: str) -> None:
 
 
 def test_reconnects_after_the_server_drops_the_connection(pg_url: str) -> None:
-    import pytest
-
     from openenv.recording import RecordingError
 
     from .conftest import _pg_connect, fill

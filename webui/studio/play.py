@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from webui.web_sessions import WebSession
 __all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions"]
 
 MAX_PLAY_SESSIONS = 64
+PLAY_HISTORY = 20  # rows in the Play page's history; the episode page has every step
 RESET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -90,7 +91,7 @@ class PlaySessions:
         ps = PlaySession(
             id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
             action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(RESET_SCHEMA),
-            web=WebSession(id=""), obs_help=field_help((schema or {}).get("observation") or {}),
+            web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help((schema or {}).get("observation") or {}),
         )
         ps.web.id = ps.id
         self._items[ps.id] = ps

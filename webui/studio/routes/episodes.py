@@ -87,11 +87,13 @@ async def _export(studio: Studio, fmt: str, stem: str, **selection: Any) -> Resp
                         background=BackgroundTask(path.unlink, missing_ok=True))
 
 
-def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index: int) -> dict[str, Any]:
+def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index: int, *,
+                     full: bool = True) -> dict[str, Any]:
+    """Context of the episode page; a step fragment (``full=False``) skips the reward series."""
     panel = load_step_panel(studio.store, ep.id, index, ep.step_count, studio.settings.timeline_window)
     runtimes = [r for r in studio.launcher.live() if r.base_url]
     runtimes.sort(key=lambda r: r.name != ep.env_name)
-    return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id),
+    return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
             "runtimes": runtimes, "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
             "rerun_ctx": None, "saved": False}
 
@@ -117,7 +119,7 @@ async def episode_page(request: Request, eid: str) -> Response:
 async def episode_step(request: Request, eid: str) -> Response:
     studio = studio_of(request)
     ep = _episode(studio, eid)
-    ctx = _episode_context(request, studio, ep, _index(request, 0))
+    ctx = _episode_context(request, studio, ep, _index(request, 0), full=not is_htmx(request))
     return page_or_fragment(request, "studio/episode.html", "studio/_step.html", **ctx)
 
 

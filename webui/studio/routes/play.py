@@ -29,15 +29,18 @@ def _views(ps: PlaySession) -> PageViews:
     return PageViews(action_node=ps.action_node, reset_node=ps.reset_node)
 
 
-def _ctx(request: Request, ps: PlaySession, **extra: Any) -> dict[str, Any]:
+def _ctx(request: Request, ps: PlaySession, *, full: bool = False, **extra: Any) -> dict[str, Any]:
+    """Template context; ``full`` adds the editors a whole page needs (fragments skip them)."""
     views = _views(ps)
     obs = views.observation(request, ps.web, extra.pop("record", None), extra.pop("notice", None))
     ctx: dict[str, Any] = {
         "nav": "envs", "ps": ps, "sid": ps.id, "ws": ps.web, "oob": False, "obs": obs,
         "current": obs.record.index if obs.record else None, "summarize": views.summarize, "obs_help": ps.obs_help,
-        "editor": views.fresh_editor(), "reset": views.fresh_reset(),
     }
     ctx.update(extra)
+    if full:
+        ctx.setdefault("editor", views.fresh_editor())
+        ctx.setdefault("reset", views.fresh_reset())
     return ctx
 
 
@@ -48,12 +51,12 @@ async def play_page(request: Request, rid: str) -> Response:
     if not rt.live or not rt.base_url:
         raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
     ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
-    return page(request, "studio/play.html", rt=rt, **_ctx(request, ps))
+    return page(request, "studio/play.html", rt=rt, **_ctx(request, ps, full=True))
 
 
 def _reply(request: Request, ps: PlaySession, status: int, notice: Notice | None = None, **extra: Any) -> Response:
     rt = studio_of(request).launcher.runtimes.get(ps.runtime_id)
-    ctx = _ctx(request, ps, notice=notice, **extra)
+    ctx = _ctx(request, ps, notice=notice, full=not is_htmx(request), **extra)
     if not is_htmx(request):
         return page(request, "studio/play.html", status=status, rt=rt, **ctx)
     ctx["oob"] = True
@@ -64,8 +67,7 @@ def _reply(request: Request, ps: PlaySession, status: int, notice: Notice | None
 
 def _editor_reply(request: Request, ps: PlaySession, editor: Editor, status: int, *, reset: bool = False) -> Response:
     if not is_htmx(request):
-        key = "reset" if reset else "editor"
-        return _reply(request, ps, status, **{key: editor})
+        return _reply(request, ps, status, **{"reset" if reset else "editor": editor})
     template, target = ("_reset_editor.html", "#reset-editor") if reset else ("_action_editor.html", "#action-editor")
     ctx = _ctx(request, ps, **({"reset": editor} if reset else {"editor": editor}))
     html = render_studio(template, request, **ctx)

@@ -192,3 +192,21 @@ def test_many_writer_processes_lose_nothing(db_path: Path) -> None:
 def test_unopenable_path_is_a_recording_error(tmp_path: Path) -> None:
     with pytest.raises(RecordingError):
         EpisodeStore(tmp_path / "missing-dir" / "x.db")
+
+
+def test_damaged_pages_are_a_corrupt_store_error(db_path: Path) -> None:
+    with EpisodeStore(db_path) as s:
+        (eid,) = fill(s, steps=400)
+    con = sqlite3.connect(db_path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    pages = con.execute("PRAGMA page_count").fetchone()[0]
+    con.close()
+    data = bytearray(db_path.read_bytes())
+    for n in range(2, pages):  # keep page 1 (header + schema), scramble the rest
+        data[n * page : n * page + 64] = b"\xff" * 64
+    db_path.write_bytes(bytes(data))
+    with pytest.raises(StoreCorruptError):
+        with EpisodeStore(db_path) as s:
+            s.load_steps(eid)
+            s.list_episodes()

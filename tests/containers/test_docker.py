@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import docker.errors
 import httpx
@@ -88,6 +89,8 @@ def test_without_network_it_is_reachable_from_this_host_only(
     assert docker_provider.client.networks.get(network).attrs["Internal"] is True
     assert container.attrs["HostConfig"]["PortBindings"] in ({}, None)
     assert httpx.get(f"{url}/health").status_code == 200
+    (info,) = LocalDockerProvider.list_runtimes(project=docker_provider.project)
+    assert info.base_url == url
 
 
 def test_unknown_image(docker_provider: LocalDockerProvider) -> None:
@@ -103,10 +106,14 @@ def test_engine_not_running_is_a_clear_error(project: str) -> None:
     provider.stop_container()  # nothing was started: a no-op
 
 
-def test_engine_not_running_from_the_cli() -> None:
+def test_engine_not_running_from_the_cli(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "openenv.cli.main", "build", "echo", "-q"],
-        env={"PATH": "/usr/bin:/bin", "DOCKER_HOST": "unix:///nonexistent/docker.sock", "HOME": str(REPO)},
+        [sys.executable, "-c", "from openenv.cli.main import main; main()", "build", "echo", "-q"],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+            "HOME": str(tmp_path),
+        },
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -150,8 +157,8 @@ def test_found_again_and_attach_refuses_foreign_containers(
     (info,) = LocalDockerProvider.list_runtimes(project=docker_provider.project)
     assert (info.runtime_id, info.base_url, info.provider) == (docker_provider.runtime_id, url, "docker")
     again = LocalDockerProvider.attach(info.runtime_id)
-    assert again.project == docker_provider.project
-    again.wait_for_ready(url, timeout_s=60)
+    assert (again.project, again.base_url) == (docker_provider.project, url)
+    again.wait_for_ready(timeout_s=60)
     assert "serving echo" in again.logs()
     again.close_client()
     foreign = docker_provider.client.containers.create(base_image)

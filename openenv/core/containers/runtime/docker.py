@@ -22,6 +22,7 @@ from .ports import HOST, ensure_port_free
 __all__ = ["LocalDockerProvider", "ensure_network"]
 
 INTERNAL_NETWORK = "openenv-internal"
+PORT_LABEL = f"{LABEL_PREFIX}.container-port"
 _STATUS = {
     "created": RuntimeStatus.STARTING,
     "restarting": RuntimeStatus.STARTING,
@@ -49,6 +50,22 @@ def ensure_network(client: Any, name: str, *, internal: bool, scope: str = "loca
                 labels={f"{LABEL_PREFIX}.managed-by": MANAGED_BY},
             )
     return name
+
+
+def _url_of(container: Any) -> str:
+    """Where the env server in ``container`` answers: its loopback publish, else its internal address."""
+    port = int((container.labels or {}).get(PORT_LABEL, "8000"))
+    settings = container.attrs["NetworkSettings"]
+    bindings = (settings.get("Ports") or {}).get(f"{port}/tcp") or []
+    if bindings:
+        return f"http://{HOST}:{bindings[0]['HostPort']}"
+    internal = (settings.get("Networks") or {}).get(INTERNAL_NETWORK, {}).get("IPAddress")
+    if internal:
+        return f"http://{internal}:{port}"
+    raise StartupError(
+        f"container {container.name} has no published port {port}; did it exit at once?",
+        log_tail=container.logs(tail=50).decode("utf-8", "replace"),
+    )
 
 
 class LocalDockerProvider(EngineProvider):
@@ -98,9 +115,12 @@ class LocalDockerProvider(EngineProvider):
         options: dict[str, Any] = {
             "name": name,
             "detach": True,
-            "labels": managed_labels(
-                provider=self.kind, project=self.project, env_name=env_name or image, image=image
-            ),
+            "labels": {
+                **managed_labels(
+                    provider=self.kind, project=self.project, env_name=env_name or image, image=image
+                ),
+                PORT_LABEL: str(container_port),
+            },
             "environment": dict(env_vars or {}),
             "mem_limit": memory,
             "nano_cpus": int(cpus * 1e9) if cpus else None,
@@ -124,25 +144,11 @@ class LocalDockerProvider(EngineProvider):
             with translate_docker_errors(f"starting {image}"):
                 self._container.start()
             self._check_alive()
-            self.base_url = self._url_of(self._container, container_port, network)
+            self.base_url = _url_of(self._container)
         except ProviderError:
             self._stop_quietly()
             raise
         return self.base_url
-
-    @staticmethod
-    def _url_of(container: Any, container_port: int, network: bool) -> str:
-        settings = container.attrs["NetworkSettings"]
-        if not network:
-            ip = settings["Networks"][INTERNAL_NETWORK]["IPAddress"]
-            return f"http://{ip}:{container_port}"
-        bindings = (settings.get("Ports") or {}).get(f"{container_port}/tcp") or []
-        if not bindings:
-            raise StartupError(
-                f"container {container.name} has no published port {container_port}; did it exit at once?",
-                log_tail=container.logs(tail=50).decode("utf-8", "replace"),
-            )
-        return f"http://{HOST}:{bindings[0]['HostPort']}"
 
     def _check_alive(self) -> None:
         with translate_docker_errors("checking the container"):
@@ -204,15 +210,13 @@ class LocalDockerProvider(EngineProvider):
             probe.close_client()
         found = []
         for container in containers:
-            ports = container.attrs["NetworkSettings"].get("Ports") or {}
-            binding = next((b[0] for b in ports.values() if b), None)
             found.append(
                 RuntimeInfo(
                     runtime_id=container.id,
                     provider=cls.kind,
                     project=probe.project,
                     env_name=env_label(container.labels),
-                    base_url=f"http://{HOST}:{binding['HostPort']}" if binding else None,
+                    base_url=_url_of(container) if container.status == "running" else None,
                     status=_STATUS.get(container.status, RuntimeStatus.STARTING),
                     extra={"name": container.name, "image": container.attrs["Config"]["Image"]},
                 )
@@ -234,4 +238,6 @@ class LocalDockerProvider(EngineProvider):
         provider.project = container.labels.get("io.openenv.project", provider.project)
         provider._container = container
         provider.runtime_id = container.id
+        if container.status == "running":
+            provider.base_url = _url_of(container)
         return provider

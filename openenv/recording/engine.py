@@ -50,16 +50,19 @@ def connect_url(target: str | Path) -> str:
     return text
 
 
-def _on_sqlite_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-    dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_begin)
-    cur = dbapi_conn.cursor()
-    try:
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
-        cur.execute("PRAGMA foreign_keys=ON")
-    finally:
-        cur.close()
+def _sqlite_connect_hook(busy_timeout_ms: int) -> Callable[[sqlite3.Connection, Any], None]:
+    def on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_sqlite_begin)
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+            cur.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cur.close()
+
+    return on_connect
 
 
 def _on_sqlite_begin(conn: Connection) -> None:
@@ -67,7 +70,7 @@ def _on_sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
-def make_engine(target: str | Path) -> Engine:
+def make_engine(target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engine:
     """Create the engine for ``target`` (a path or a URL); raises ``RecordingError``."""
     url = connect_url(target)
     if url.endswith(":memory:") or url.rstrip("/") == "sqlite:":
@@ -80,9 +83,9 @@ def make_engine(target: str | Path) -> Engine:
         parsed = make_url(url)
         if parsed.get_backend_name() == "sqlite":
             engine = create_engine(
-                url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+                url, connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000}
             )
-            event.listen(engine, "connect", _on_sqlite_connect)
+            event.listen(engine, "connect", _sqlite_connect_hook(busy_timeout_ms))
             event.listen(engine, "begin", _on_sqlite_begin)
             return engine
         return create_engine(url, pool_pre_ping=True)

@@ -25,7 +25,7 @@ from sqlalchemy import delete, insert, text, update
 from sqlalchemy.engine import Connection
 
 from . import queries
-from .engine import guarded, make_engine, raw_sqlite_transaction, write_transaction
+from .engine import BUSY_TIMEOUT_MS, guarded, make_engine, raw_sqlite_transaction, write_transaction
 from .errors import EpisodeNotFoundError, StoreBusyError
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step
@@ -60,9 +60,10 @@ def new_id() -> str:
 class EpisodeStore:
     """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL)."""
 
-    def __init__(self, target: str | Path) -> None:
+    def __init__(self, target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        """Open (creating or migrating) the store; ``busy_timeout_ms`` is SQLite's lock wait per try."""
         self.target = str(target)
-        self.engine = make_engine(target)
+        self.engine = make_engine(target, busy_timeout_ms=busy_timeout_ms)
         self.dialect = self.engine.dialect.name
         self._lock = threading.Lock()
         self._writer: Connection | None = None

@@ -8,6 +8,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from openenv.recording import (
     EpisodeStore,
     RecordingError,
     SchemaVersionError,
+    StoreBusyError,
     StoreCorruptError,
     StoreFullError,
 )
@@ -210,3 +213,47 @@ def test_damaged_pages_are_a_corrupt_store_error(db_path: Path) -> None:
         with EpisodeStore(db_path) as s:
             s.load_steps(eid)
             s.list_episodes()
+
+
+def _hold_write_lock(db_path: Path, seconds: float) -> tuple[threading.Thread, threading.Event]:
+    """Another connection takes the write lock and keeps it for ``seconds``."""
+    taken = threading.Event()
+
+    def hold() -> None:
+        con = sqlite3.connect(db_path, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")
+        taken.set()
+        time.sleep(seconds)
+        con.execute("COMMIT")
+        con.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(10)
+    return thread, taken
+
+
+def test_busy_store_is_retried_then_written(db_path: Path) -> None:
+    with EpisodeStore(db_path, busy_timeout_ms=30) as s:
+        (eid,) = fill(s, steps=1, done=False)
+        thread, _ = _hold_write_lock(db_path, 0.25)  # longer than one lock wait, shorter than the retries
+        s.append_step(eid, 2, action={}, observation={})  # the raw hot path
+        thread.join()
+        thread, _ = _hold_write_lock(db_path, 0.25)
+        s.finish_episode(eid, "closed")  # the SQLAlchemy path
+        thread.join()
+        ep = s.get_episode(eid)
+        assert (ep.step_count, ep.end_reason) == (2, "closed")
+
+
+def test_store_locked_too_long_is_a_clear_busy_error(db_path: Path) -> None:
+    with EpisodeStore(db_path, busy_timeout_ms=10) as s:
+        (eid,) = fill(s, steps=1, done=False)
+        thread, _ = _hold_write_lock(db_path, 3.0)
+        try:
+            with pytest.raises(StoreBusyError, match="stayed locked"):
+                s.append_step(eid, 2, action={}, observation={})
+        finally:
+            thread.join()
+        s.append_step(eid, 2, action={}, observation={})  # usable again once the lock is gone
+        assert s.get_episode(eid).step_count == 2

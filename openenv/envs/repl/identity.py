@@ -29,6 +29,7 @@ SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 UID_BASE = int(os.environ.get("OPENENV_REPL_UID_BASE", "420000"))
 UID_COUNT = int(os.environ.get("OPENENV_REPL_UID_COUNT", "4096"))
 KILL = shutil.which("kill", path="/bin:/usr/bin") or "/bin/kill"
+ROOT_PREFIX = "openenv-repl-"
 
 
 def is_root() -> bool:
@@ -141,11 +142,18 @@ def kill_group(pid: int) -> None:
 
 
 class Workdirs:
-    """A private parent directory holding one 0700 working directory per session."""
+    """A private parent directory holding one 0700 working directory per session.
+
+    It records the server's pid in ``owner``; parents left by servers that died (no chance to
+    clean up) are removed when the next one starts.
+    """
 
     def __init__(self) -> None:
-        self.root = tempfile.mkdtemp(prefix="openenv-repl-")
+        _remove_orphaned_roots()
+        self.root = tempfile.mkdtemp(prefix=ROOT_PREFIX)
         os.chmod(self.root, 0o711)
+        with open(os.path.join(self.root, "owner"), "w", encoding="ascii") as f:
+            f.write(str(os.getpid()))
 
     def create(self, ident: Identity) -> str:
         """Make a fresh working directory owned by the worker's uid."""
@@ -158,3 +166,20 @@ class Workdirs:
     def remove(self, path: str) -> None:
         """Delete a session directory and everything in it."""
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_orphaned_roots() -> None:
+    """Delete our users' parent directories whose server process is gone."""
+    base = tempfile.gettempdir()
+    for entry in os.scandir(base):
+        if not entry.name.startswith(ROOT_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            with open(os.path.join(entry.path, "owner"), encoding="ascii") as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            continue  # not one of ours, or not finished being created
+        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(entry.path, ignore_errors=True)

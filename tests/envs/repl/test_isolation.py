@@ -133,23 +133,40 @@ def test_worker_code_on_disk_is_read_only_to_cells(make_env) -> None:
 def test_workers_die_with_a_killed_server() -> None:
     import subprocess
     import sys
+    import tempfile
     from pathlib import Path
 
-    from openenv.envs.repl import launch
+    from openenv.envs.repl import identity, launch
 
     require(bool(launch.SETPRIV) and launch._setpriv_has_pdeathsig(), "util-linux setpriv with --pdeathsig")
     script = (
         "import os, threading, time\n"
         "from openenv.envs.repl import REPLAction, REPLEnvironment\n"
         "env = REPLEnvironment()\nenv.reset()\n"
-        "print(env.step(REPLAction(code='import os\\nos.getpid()')).result.stdout.strip(), flush=True)\n"
+        "print(env.step(REPLAction(code='import os\\nos.getpid()')).result.stdout.strip(), os.getpid(), flush=True)\n"
         "threading.Thread(target=env.step, args=(REPLAction(code='while True: pass'),), daemon=True).start()\n"
         "time.sleep(0.5)\nos.kill(os.getpid(), 9)\n"
     )
     repo = Path(__file__).resolve().parents[3]
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == -9
-    assert _gone(int(out.stdout.strip()))
+    worker_pid, server_pid = (int(v) for v in out.stdout.split())
+    assert _gone(worker_pid)
+    orphans = [e.path for e in os.scandir(tempfile.gettempdir()) if _owned_by(e.path, server_pid)]
+    assert orphans, "the killed server left no parent directory (nothing to clean up?)"
+    fresh = identity.Workdirs()  # the next server start removes what the dead one left
+    try:
+        assert not any(os.path.exists(p) for p in orphans)
+    finally:
+        fresh.remove(fresh.root)
+
+
+def _owned_by(path: str, pid: int) -> bool:
+    try:
+        with open(os.path.join(path, "owner")) as f:
+            return f.read().strip() == str(pid)
+    except OSError:
+        return False
 
 
 def test_files_left_in_shared_temp_dirs_are_gone_before_the_uid_is_reused(make_env, monkeypatch) -> None:

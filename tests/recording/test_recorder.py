@@ -269,3 +269,22 @@ def test_sync_view_of_a_recording_client_still_records(store: EpisodeStore, echo
         eid = env.async_client.episode_id
     ep = store.get_episode(eid)
     assert (ep.label, ep.step_count, ep.end_reason) == ("via-sync", 1, "closed")
+
+
+def test_rerun_reports_done_divergence_and_short_episodes(db_path: Path, echo_url: str) -> None:
+    with EpisodeStore(db_path) as store:
+        with record(GenericEnvClient(base_url=echo_url).sync(), store=store) as env:
+            env.reset()
+            only_reset = env.episode_id
+            env.reset(seed=1)
+            env.step({"message": "a"})
+            env.step({"message": "b"})
+            two = env.episode_id
+        store.write(
+            lambda c: c.exec_driver_sql("UPDATE step SET done = 1 WHERE episode_id = ? AND idx = 2", (two,))
+        )
+        with GenericEnvClient(base_url=echo_url).sync() as fresh:
+            assert rerun_sync(store, only_reset, fresh).steps_compared == 1
+        with GenericEnvClient(base_url=echo_url).sync() as fresh:
+            report = rerun_sync(store, two, fresh)
+        assert (report.diverged_at, report.field, report.expected, report.actual) == (2, "done", True, False)

@@ -118,9 +118,9 @@ class _Recorder:
 
     def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
         assert self.run_id is not None
-        self.end("reset")
         self.episode_id = self.store.start_episode(
             self.run_id,
+            replaces=self.episode_id,
             reset_kwargs=kwargs,
             observation=normalise_observation(result.observation),
             reward=result.reward,

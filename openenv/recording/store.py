@@ -183,8 +183,12 @@ class EpisodeStore:
         latency_ms: float | None = None,
         state: Any = None,
         episode_id: str | None = None,
+        replaces: str | None = None,
     ) -> str:
-        """Insert an episode and its reset observation (step 0); returns the episode id."""
+        """Insert an episode and its reset observation (step 0); returns the episode id.
+
+        ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
+        """
         kwargs = dict(reset_kwargs or {})
         seed = kwargs.get("seed")
         now = time.time()
@@ -216,6 +220,9 @@ class EpisodeStore:
                 },
             )
             insert_first_step(conn, step0)
+            if replaces is not None:
+                ended = {"t": now, "reason": "reset", "done": False, "episode_id": replaces}
+                conn.execute(END_EPISODE, ended)
 
         self.write(tx, what="start episode")
         return eid

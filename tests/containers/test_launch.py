@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,23 @@ def test_failed_process_start_leaves_nothing(project: str, data_dir: Path) -> No
     provider = LocalProcessProvider(project=project, data_dir=data_dir)
     with pytest.raises(StartupError):
         asyncio.run(start_client(EchoEnv, "tests.containers.crash_app:app", provider=provider, cwd=REPO))
+    assert provider.status() is RuntimeStatus.STOPPED
+    assert LocalProcessProvider.list_runtimes(project=project, data_dir=data_dir) == []
+
+
+def test_cancelled_start_leaves_nothing(project: str, data_dir: Path) -> None:
+    provider = LocalProcessProvider(project=project, data_dir=data_dir)
+
+    async def impatient() -> None:
+        await asyncio.wait_for(start_client(EchoEnv, "echo", provider=provider, timeout_s=30), timeout=0.05)
+
+    with pytest.raises(TimeoutError):
+        asyncio.run(impatient())
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:  # the start goes on in its thread, then is undone
+        if provider.runtime_id is not None and provider.status() is RuntimeStatus.STOPPED:
+            break
+        time.sleep(0.1)
     assert provider.status() is RuntimeStatus.STOPPED
     assert LocalProcessProvider.list_runtimes(project=project, data_dir=data_dir) == []
 

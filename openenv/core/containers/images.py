@@ -130,20 +130,34 @@ def build_env_image(
             buildargs = {"BASE_IMAGE": base_image, "OPENENV_ENV": "/app/env" if env_dir else name}
             buildargs.update(_stage(ctx, env_dir, offline, cache))
             content_hash = _context_hash(ctx, buildargs, base_id)
-            if force or not _has_image(client, tag, content_hash):
+            previous = _image_labels(client, tag)
+            if force or previous is None or previous[1].get(HASH_LABEL) != content_hash:
                 _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log)
+                if previous is not None:
+                    _drop_replaced(client, previous[0])
     finally:
         client.close()
     return tag
 
 
-def _has_image(client: docker.DockerClient, tag: str, content_hash: str) -> bool:
+def _image_labels(client: docker.DockerClient, tag: str) -> tuple[str, dict[str, str]] | None:
+    """(id, labels) of the image now tagged ``tag``, or None."""
     with translate_docker_errors("looking up the env image"):
         try:
             image = client.images.get(tag)
         except docker.errors.ImageNotFound:
-            return False
-    return (image.labels or {}).get(HASH_LABEL) == content_hash
+            return None
+    return image.id, image.labels or {}
+
+
+def _drop_replaced(client: docker.DockerClient, image_id: str) -> None:
+    """Remove the image a rebuild replaced, unless it is still tagged or used by a container."""
+    try:
+        if not client.images.get(image_id).tags:
+            client.images.remove(image_id)
+    except docker.errors.APIError as exc:
+        if exc.status_code not in (404, 409):  # gone already, or still in use: keep it
+            raise ImageBuildError(f"removing the replaced image {image_id}: {exc.explanation}") from exc
 
 
 def _run_build(

@@ -10,6 +10,7 @@ Closing the client stops what was started; a failed start stops it before raisin
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from typing import Any
 
 from .base import ContainerProvider
@@ -36,6 +37,20 @@ def _start(provider: ContainerProvider, image: str, timeout_s: float, options: d
     return base_url
 
 
+async def _start_in_thread(
+    provider: ContainerProvider, image: str, timeout_s: float, options: dict[str, Any]
+) -> str:
+    """Run the blocking start in a thread; if the caller is cancelled, stop it once it is done."""
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="openenv-start")
+    started = pool.submit(_start, provider, image, timeout_s, options)
+    pool.shutdown(wait=False)  # the thread ends with the start; never wait for it on the loop
+    try:
+        return await asyncio.wrap_future(started)
+    except asyncio.CancelledError:
+        started.add_done_callback(lambda _: provider._stop_quietly())
+        raise
+
+
 async def start_client(
     client_cls: type,
     image: str,
@@ -54,7 +69,7 @@ async def start_client(
         **options: start options for the provider (``port``, ``env_vars``, ``memory``, ...).
     """
     provider = _provider(provider)
-    base_url = await asyncio.to_thread(_start, provider, image, timeout_s, options)
+    base_url = await _start_in_thread(provider, image, timeout_s, options)
     client = client_cls(base_url=base_url, provider=provider, **(client_kwargs or {}))
     try:
         await client.connect()

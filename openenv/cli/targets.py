@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import pkgutil
 import sys
 from pathlib import Path
@@ -55,10 +57,31 @@ def load_app(target: str) -> Any:
         sys.path.insert(0, extra_path)
     module_name, _, attr = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        if extra_path and "." not in module_name:
+            module = _import_file(Path(extra_path) / f"{module_name}.py")
+        else:
+            module = importlib.import_module(module_name)
     except ImportError as exc:
         raise TargetError(f"Cannot import {module_name!r}: {exc}") from exc
     app = getattr(module, attr or "app", None)
     if app is None:
         raise TargetError(f"{module_name!r} has no attribute {attr or 'app'!r}")
     return app
+
+
+def _import_file(path: Path) -> Any:
+    """Import a directory's top-level ``app.py`` under a name unique to its path."""
+    name = "openenv_user_app_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module

@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from openenv.core.env_server.http_server import _annotation, _returned_class, _state_class
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.introspection import method_annotation, returned_class, state_class
 from openenv.core.env_server.serialization import (
     ActionCodec,
     dumps,
@@ -66,13 +66,13 @@ class EnvUnderTest:
         if isinstance(env, type):
             env_cls: type | None = env
         elif is_factory:
-            env_cls = _returned_class(env)
+            env_cls = returned_class(env)
         else:
             env_cls = type(env)
         self.env_cls = env_cls
-        self.action_cls = action_cls or _annotation(env_cls, "step", "action")
-        self.observation_cls = observation_cls or _annotation(env_cls, "step", "return")
-        self.state_cls = _state_class(env_cls)
+        self.action_cls = action_cls or method_annotation(env_cls, "step", "action")
+        self.observation_cls = observation_cls or method_annotation(env_cls, "step", "return")
+        self.state_cls = state_class(env_cls)
         self.seed = seed
         self.max_steps = max_steps
         self.deterministic_steps = deterministic_steps

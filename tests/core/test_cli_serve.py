@@ -62,3 +62,17 @@ def test_unknown_target_is_a_clear_error():
     proc = subprocess.run([*OPENENV, "serve", "no-such-env"], capture_output=True, text=True, timeout=30)
     assert proc.returncode != 0
     assert "Unknown environment" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_two_env_directories_with_top_level_app_py_load_separately(tmp_path):
+    from openenv.cli.targets import load_app
+
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "app.py").write_text(
+            "from openenv.core.env_server import create_app\n"
+            "from openenv.envs.echo import EchoEnvironment\n"
+            f"app = create_app(EchoEnvironment, env_name={name!r})\n"
+        )
+    first, second = load_app(str(tmp_path / "first")), load_app(str(tmp_path / "second"))
+    assert (first.title, second.title) == ("first", "second")

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import inspect
 import os
-import typing
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,9 +20,15 @@ from fastapi import FastAPI
 
 from openenv.core.env_server.dispatch import Dispatcher, reset_parameters
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.introspection import (
+    method_annotation,
+    parameter_schema,
+    returned_class,
+    state_class,
+)
 from openenv.core.env_server.serialization import ActionCodec, json_schema, observation_to_wire, to_jsonable
 from openenv.core.env_server.sessions import Session, SessionManager
-from openenv.core.env_server.types import EnvironmentMetadata, State
+from openenv.core.env_server.types import EnvironmentMetadata
 
 __all__ = ["HTTPEnvServer", "create_app"]
 
@@ -72,14 +77,14 @@ class HTTPEnvServer:
             factory: Callable[[], Any] = env
         elif callable(env) and not hasattr(env, "step"):
             factory = env
-            self.env_cls = _returned_class(env)
+            self.env_cls = returned_class(env)
         else:
             self.instance = env
             self.env_cls = type(env)
             factory = lambda: env  # noqa: E731
-        self.action_cls = action_cls or _annotation(self.env_cls, "step", "action")
-        self.observation_cls = observation_cls or _annotation(self.env_cls, "step", "return")
-        self.state_cls = state_cls or _state_class(self.env_cls)
+        self.action_cls = action_cls or method_annotation(self.env_cls, "step", "action")
+        self.observation_cls = observation_cls or method_annotation(self.env_cls, "step", "return")
+        self.state_cls = state_cls or state_class(self.env_cls)
         self.env_name = env_name
         concurrent = bool(getattr(self.env_cls, "SUPPORTS_CONCURRENT_SESSIONS", False))
         if self.instance is not None:
@@ -122,7 +127,7 @@ class HTTPEnvServer:
         }
         required = []
         for param in reset_parameters(self.env_cls) if self.env_cls else []:
-            schema = _param_schema(param)
+            schema = parameter_schema(param)
             props[param.name] = schema
             if param.default is inspect.Parameter.empty:
                 required.append(param.name)
@@ -269,53 +274,3 @@ def _mount_web(app: FastAPI, server: HTTPEnvServer) -> None:
         return
     app.include_router(build_env_page_router(server))
     server.web_mounted = True
-
-
-# -- type introspection helpers -----------------------------------------------------------
-
-
-def _hints(obj: Any) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(obj)
-    except Exception:  # unresolved forward references: no hints rather than a crash
-        return {}
-
-
-def _annotation(cls: type | None, method: str, param: str) -> type | None:
-    if cls is None:
-        return None
-    fn = getattr(cls, method, None)
-    if fn is None:
-        return None
-    hints = _hints(fn)
-    if param == "action":
-        names = [n for n in inspect.signature(fn).parameters if n != "self"]
-        param = names[0] if names else param
-    found = hints.get(param)
-    return found if isinstance(found, type) else None
-
-
-def _returned_class(factory: Callable[[], Any]) -> type | None:
-    found = _hints(factory).get("return")
-    return found if isinstance(found, type) else None
-
-
-def _state_class(cls: type | None) -> type:
-    prop = getattr(cls, "state", None) if cls else None
-    if isinstance(prop, property) and prop.fget is not None:
-        found = _hints(prop.fget).get("return")
-        if isinstance(found, type):
-            return found
-    return State
-
-
-def _param_schema(param: inspect.Parameter) -> dict[str, Any]:
-    from pydantic import TypeAdapter
-
-    schema: dict[str, Any] = {}
-    if param.annotation is not inspect.Parameter.empty:
-        with contextlib.suppress(Exception):
-            schema = TypeAdapter(param.annotation).json_schema()
-    if param.default is not inspect.Parameter.empty:
-        schema["default"] = to_jsonable(param.default)
-    return schema

@@ -15,6 +15,7 @@ from openenv.core.containers.runtime import (
     ProviderError,
     RuntimeStatus,
     StartupError,
+    list_all_runtimes,
     make_provider,
     start_client,
     start_client_sync,
@@ -80,6 +81,19 @@ def test_sync_start_with_the_process_provider(project: str, data_dir: Path) -> N
         assert provider.status() is RuntimeStatus.RUNNING
     assert provider.status() is RuntimeStatus.STOPPED
     assert LocalProcessProvider.list_runtimes(project=project, data_dir=data_dir) == []
+
+
+def test_runtimes_of_every_kind_are_listed(project: str, data_dir: Path, echo_image: str) -> None:
+    process = LocalProcessProvider(project=project, data_dir=data_dir)
+    docker = LocalDockerProvider(project=project)
+    try:
+        process.start_container("echo")
+        docker.start_container(echo_image)
+        found = list_all_runtimes(project=project, data_dir=data_dir)
+        assert sorted(info.provider for info in found) == ["docker", "process"]
+    finally:
+        process.stop_container()
+        docker.stop_container()
 
 
 def test_provider_by_name() -> None:

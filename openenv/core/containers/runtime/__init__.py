@@ -16,7 +16,7 @@ from .errors import (
 )
 from .launch import start_client, start_client_sync
 from .local_process import LocalProcessProvider
-from .providers import PROVIDERS, make_provider
+from .providers import PROVIDERS, list_all_runtimes, make_provider
 from .swarm import DockerSwarmProvider
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "RuntimeStatus",
     "StartupError",
     "StartupTimeoutError",
+    "list_all_runtimes",
     "make_provider",
     "start_client",
     "start_client_sync",

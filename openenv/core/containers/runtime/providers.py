@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ContainerProvider
+from .base import ContainerProvider, RuntimeInfo
 from .docker import LocalDockerProvider
-from .errors import ProviderError
+from .errors import EngineUnavailableError, ProviderError
 from .local_process import LocalProcessProvider
 from .swarm import DockerSwarmProvider
 
-__all__ = ["PROVIDERS", "DockerSwarmProvider", "LocalDockerProvider", "LocalProcessProvider", "make_provider"]
+__all__ = [
+    "PROVIDERS",
+    "DockerSwarmProvider",
+    "LocalDockerProvider",
+    "LocalProcessProvider",
+    "list_all_runtimes",
+    "make_provider",
+]
 
 PROVIDERS: dict[str, type[ContainerProvider]] = {
     LocalProcessProvider.kind: LocalProcessProvider,
@@ -28,3 +35,14 @@ def make_provider(kind: str, **options: Any) -> ContainerProvider:
             f"unknown provider {kind!r}; choose one of {', '.join(sorted(PROVIDERS))}"
         ) from None
     return cls(**options)
+
+
+def list_all_runtimes(*, project: str | None = None, **options: Any) -> list[RuntimeInfo]:
+    """What ``project`` has running under every provider kind whose backend is reachable."""
+    found: list[RuntimeInfo] = []
+    for cls in PROVIDERS.values():
+        try:
+            found.extend(cls.list_runtimes(project=project, **options))
+        except EngineUnavailableError:
+            continue  # no engine (or no swarm) here: nothing of ours can be running there
+    return found

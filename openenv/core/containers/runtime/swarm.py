@@ -26,7 +26,13 @@ from .docker_engine import (
     managed_labels,
     translate_docker_errors,
 )
-from .errors import ProviderError, RuntimeNotFoundError, StartupError, StartupTimeoutError
+from .errors import (
+    EngineUnavailableError,
+    ProviderError,
+    RuntimeNotFoundError,
+    StartupError,
+    StartupTimeoutError,
+)
 
 __all__ = ["DockerSwarmProvider"]
 
@@ -59,7 +65,7 @@ class DockerSwarmProvider(EngineProvider):
             state = client.info().get("Swarm", {}).get("LocalNodeState")
         if state != "active":
             client.close()
-            raise ProviderError(f"this Docker engine is not in an active swarm (state: {state})")
+            raise EngineUnavailableError(f"this Docker engine is not in an active swarm (state: {state})")
         return client
 
     def start_container(

@@ -41,33 +41,38 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
-async def session(url: str, steps: int, store: EpisodeStore | None) -> None:
+async def session(url: str, steps: int, store: EpisodeStore | None, commit_every: int = 1) -> None:
     client = EchoEnv(base_url=url)
-    env = client if store is None else record(client, store=store, label="bench")
+    env = client if store is None else record(client, store=store, label="bench", commit_every=commit_every)
     async with env:
         await env.reset(seed=1)
         for i in range(steps):
             await env.step(EchoAction(message=f"message {i}"))
 
 
-async def rate(url: str, steps: int, sessions: int, store: EpisodeStore | None) -> tuple[float, float]:
+async def rate(
+    url: str, steps: int, sessions: int, store: EpisodeStore | None, commit_every: int = 1
+) -> tuple[float, float]:
     """Steps/s (wall) and client CPU microseconds per step."""
     t0, c0 = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(session(url, steps, store) for _ in range(sessions)))
+    await asyncio.gather(*(session(url, steps, store, commit_every) for _ in range(sessions)))
     n = steps * sessions
     return n / (time.perf_counter() - t0), (time.process_time() - c0) / n * 1e6
 
 
-def overhead(url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int) -> None:
+def overhead(
+    url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int, commit_every: int = 1
+) -> None:
     plain, rec = [], []
     asyncio.run(rate(url, 100, sessions, None))  # warm up both paths
-    asyncio.run(rate(url, 100, sessions, store))
+    asyncio.run(rate(url, 100, sessions, store, commit_every))
     for _ in range(rounds):
         plain.append(asyncio.run(rate(url, steps, sessions, None)))
-        rec.append(asyncio.run(rate(url, steps, sessions, store)))
+        rec.append(asyncio.run(rate(url, steps, sessions, store, commit_every)))
     p, r = max(x[0] for x in plain), max(x[0] for x in rec)
     pc, rc = min(x[1] for x in plain), min(x[1] for x in rec)
-    print(f"  {sessions:>2} session(s): plain {p:6.0f} steps/s | recording {r:6.0f} steps/s | "
+    mode = "every step durable" if commit_every == 1 else f"commit_every={commit_every}"
+    print(f"  {sessions:>2} session(s), {mode}: plain {p:6.0f} steps/s | recording {r:6.0f} steps/s | "
           f"recording/plain = {r / p:.3f} (overhead {100 * (1 - r / p):.1f}%; medians "
           f"{statistics.median(x[0] for x in plain):.0f} / {statistics.median(x[0] for x in rec):.0f}) | "
           f"client CPU/step {pc:.0f} / {rc:.0f} us")  # fmt: skip
@@ -143,8 +148,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             print("recording overhead (echo env, server in its own process, SQLite WAL store):")
             with EpisodeStore(Path(tmp) / "rec.db") as store:
+                per_session = max(args.steps // args.sessions, 50)
                 overhead(url, store, args.steps, 1, args.rounds)
-                overhead(url, store, max(args.steps // args.sessions, 50), args.sessions, args.rounds)
+                overhead(url, store, per_session, args.sessions, args.rounds)
+                overhead(url, store, args.steps, 1, args.rounds, commit_every=16)
+                overhead(url, store, per_session, args.sessions, args.rounds, commit_every=16)
             print("store reads:")
             reads(Path(tmp))
     finally:

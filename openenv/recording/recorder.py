@@ -12,6 +12,7 @@ returned. Anything not overridden here (``connect``, ``base_url``...) goes to th
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from typing import Any
@@ -20,9 +21,10 @@ from pydantic_core import PydanticSerializationError
 
 from openenv.core.client_types import StepResult
 
-from .batching import batcher_for
+from .batching import StepBatcher, batcher_for
 from .env_info import EnvInfo, fetch_env_info, fetch_env_info_async
 from .jsonable import to_jsonable
+from .step_rows import make_step_row
 from .store import EpisodeStore
 
 __all__ = ["RecordingEnvClient", "SyncRecordingEnvClient", "normalise_observation", "record"]
@@ -78,10 +80,13 @@ class _Recorder:
         image: str | None,
         info: dict[str, Any] | None,
         capture_state: bool,
+        commit_every: int = 1,
     ) -> None:
         self.client = client
         self.store = store
         self.capture_state = capture_state
+        self.commit_every = max(1, int(commit_every))
+        self.pending: list[dict[str, Any]] = []
         self.run_id: str | None = None
         self.episode_id: str | None = None
         self.index = 0
@@ -118,6 +123,7 @@ class _Recorder:
 
     def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
         assert self.run_id is not None
+        self.flush()
         self.episode_id = self.store.start_episode(
             self.run_id,
             replaces=self.episode_id,
@@ -141,19 +147,28 @@ class _Recorder:
         if self.episode_id is None:
             return None
         self.index += 1
-        return self.store.step_row(
-            self.episode_id,
-            self.index,
-            action=payload,
-            observation=normalise_observation(result.observation),
-            reward=result.reward,
-            done=result.done,
-            metadata=_metadata(result),
-            latency_ms=latency_ms,
-            state=state,
-        )
+        observation = normalise_observation(result.observation)
+        return make_step_row(self.episode_id, self.index, payload, observation, result.reward, result.done,
+                             _metadata(result), latency_ms, time.time(), state)  # fmt: skip
+
+    def hold(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows to commit now: ``[row]``, or with ``commit_every > 1`` a full batch or none."""
+        if self.commit_every == 1:
+            return [row]
+        self.pending.append(row)
+        if len(self.pending) < self.commit_every and not row["done"]:
+            return []
+        rows, self.pending = self.pending, []
+        return rows
+
+    def flush(self) -> None:
+        """Commit held steps (episode boundaries and close)."""
+        if self.pending:
+            rows, self.pending = self.pending, []
+            self.store.append_steps(rows)
 
     def end(self, reason: str) -> None:
+        self.flush()
         if self.episode_id is not None:
             self.store.finish_episode(self.episode_id, reason)
             self.episode_id = None
@@ -165,6 +180,7 @@ class RecordingEnvClient:
     def __init__(self, client: Any, recorder: _Recorder) -> None:
         self._client = client
         self._rec = recorder
+        self._batcher: StepBatcher | None = None
 
     @property
     def episode_id(self) -> str | None:
@@ -187,7 +203,9 @@ class RecordingEnvClient:
 
     async def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
         payload = self._rec.payload(action)
-        batcher = batcher_for(self._rec.store)
+        batcher = self._batcher
+        if batcher is None or batcher.loop is not asyncio.get_running_loop():
+            batcher = self._batcher = batcher_for(self._rec.store)
         batcher.in_flight += 1
         t0 = time.perf_counter()
         try:
@@ -197,8 +215,11 @@ class RecordingEnvClient:
         latency = (time.perf_counter() - t0) * 1000
         state = await self._client.state() if self._rec.capture_state and self._rec.episode_id else None
         row = self._rec.step_row(payload, result, latency, state)
-        if row is not None:
-            await batcher.append(row)
+        rows = self._rec.hold(row) if row is not None else []
+        if len(rows) == 1:
+            await batcher.append(rows[0])
+        elif rows:
+            self._rec.store.append_steps(rows)
         return result
 
     async def close(self) -> None:
@@ -258,8 +279,9 @@ class SyncRecordingEnvClient:
         latency = (time.perf_counter() - t0) * 1000
         state = self._client.state() if self._rec.capture_state and self._rec.episode_id else None
         row = self._rec.step_row(payload, result, latency, state)
-        if row is not None:
-            self._rec.store.append_steps([row])
+        rows = self._rec.hold(row) if row is not None else []
+        if rows:
+            self._rec.store.append_steps(rows)
         return result
 
     def close(self) -> None:
@@ -292,6 +314,7 @@ def record(
     image: str | None = None,
     info: dict[str, Any] | None = None,
     capture_state: bool = False,
+    commit_every: int = 1,
 ) -> Any:
     """Wrap ``client`` so its episodes are recorded into ``store``.
 
@@ -303,6 +326,9 @@ def record(
         env_name, provider, image: override what is read from the server / the client's provider.
         info: any JSON-able facts to keep with the run (hyper-parameters, git sha...).
         capture_state: also fetch and store ``state()`` after every reset/step (one more round trip).
+        commit_every: 1 (default) commits each step before ``step()`` returns. N > 1 holds steps
+            and commits them N at a time and at every episode end, reset and close: faster, but a
+            crash loses up to N - 1 steps.
 
     Returns:
         a ``RecordingEnvClient`` (async) or ``SyncRecordingEnvClient`` with the client's methods.
@@ -317,6 +343,7 @@ def record(
         image=image,
         info=info,
         capture_state=capture_state,
+        commit_every=commit_every,
     )
     if inspect.iscoroutinefunction(getattr(client, "step", None)):
         return RecordingEnvClient(client, rec)

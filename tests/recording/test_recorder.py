@@ -288,3 +288,38 @@ def test_rerun_reports_done_divergence_and_short_episodes(db_path: Path, echo_ur
         with GenericEnvClient(base_url=echo_url).sync() as fresh:
             report = rerun_sync(store, two, fresh)
         assert (report.diverged_at, report.field, report.expected, report.actual) == (2, "done", True, False)
+
+
+def test_commit_every_batches_steps_and_flushes_at_boundaries(db_path: Path, echo_url: str) -> None:
+    def stored(eid: str) -> int:
+        con = sqlite3.connect(db_path)
+        try:
+            return con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone()[0]
+        finally:
+            con.close()
+
+    async def play(store: EpisodeStore) -> list[int]:
+        seen = []
+        async with record(EchoEnv(base_url=echo_url), store=store, commit_every=4) as env:
+            await env.reset()
+            first = env.episode_id
+            for i in range(6):
+                await env.step(EchoAction(message=str(i)))
+                seen.append(stored(first))
+            await env.reset()  # flushes the 2 held steps of the first episode
+            seen.append(stored(first))
+            await env.step(EchoAction(message="x"))
+            seen.append(stored(env.episode_id))
+            last = env.episode_id
+        seen.append(stored(last))  # close flushed
+        return seen
+
+    with EpisodeStore(db_path) as store:
+        assert asyncio.run(play(store)) == [1, 1, 1, 5, 5, 5, 7, 1, 2]
+        with record(EchoEnv(base_url=echo_url).sync(), store=store, commit_every=3) as env:
+            env.reset()
+            for i in range(5):
+                env.step(EchoAction(message=str(i)))
+            eid = env.episode_id
+            assert stored(eid) == 4
+        assert stored(eid) == 6 and store.get_episode(eid).step_count == 5

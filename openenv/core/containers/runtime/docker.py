@@ -52,7 +52,7 @@ def ensure_network(client: Any, name: str, *, internal: bool, scope: str = "loca
     return name
 
 
-def _url_of(container: Any) -> str:
+def _address(container: Any) -> str | None:
     """Where the env server in ``container`` answers: its loopback publish, else its internal address."""
     port = int((container.labels or {}).get(PORT_LABEL, "8000"))
     settings = container.attrs["NetworkSettings"]
@@ -60,12 +60,7 @@ def _url_of(container: Any) -> str:
     if bindings:
         return f"http://{HOST}:{bindings[0]['HostPort']}"
     internal = (settings.get("Networks") or {}).get(INTERNAL_NETWORK, {}).get("IPAddress")
-    if internal:
-        return f"http://{internal}:{port}"
-    raise StartupError(
-        f"container {container.name} has no published port {port}; did it exit at once?",
-        log_tail=container.logs(tail=50).decode("utf-8", "replace"),
-    )
+    return f"http://{internal}:{port}" if internal else None
 
 
 class LocalDockerProvider(EngineProvider):
@@ -144,7 +139,11 @@ class LocalDockerProvider(EngineProvider):
             with translate_docker_errors(f"starting {image}"):
                 self._container.start()
             self._check_alive()
-            self.base_url = _url_of(self._container)
+            self.base_url = _address(self._container)
+            if self.base_url is None:
+                raise StartupError(
+                    f"container {name} has no address for port {container_port}", log_tail=self.logs(50)
+                )
         except ProviderError:
             self._stop_quietly()
             raise
@@ -204,7 +203,9 @@ class LocalDockerProvider(EngineProvider):
         try:
             with translate_docker_errors("listing containers"):
                 containers = probe.client.containers.list(
-                    all=True, filters=label_filters(provider=cls.kind, project=probe.project)
+                    all=True,
+                    ignore_removed=True,
+                    filters=label_filters(provider=cls.kind, project=probe.project),
                 )
         finally:
             probe.close_client()
@@ -216,7 +217,7 @@ class LocalDockerProvider(EngineProvider):
                     provider=cls.kind,
                     project=probe.project,
                     env_name=env_label(container.labels),
-                    base_url=_url_of(container) if container.status == "running" else None,
+                    base_url=_address(container) if container.status == "running" else None,
                     status=_STATUS.get(container.status, RuntimeStatus.STARTING),
                     extra={"name": container.name, "image": container.attrs["Config"]["Image"]},
                 )
@@ -235,9 +236,9 @@ class LocalDockerProvider(EngineProvider):
             raise RuntimeNotFoundError(
                 f"container {runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
             )
-        provider.project = container.labels.get("io.openenv.project", provider.project)
+        provider.project = container.labels.get(f"{LABEL_PREFIX}.project", provider.project)
         provider._container = container
         provider.runtime_id = container.id
         if container.status == "running":
-            provider.base_url = _url_of(container)
+            provider.base_url = _address(container)
         return provider

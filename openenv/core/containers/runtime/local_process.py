@@ -190,18 +190,21 @@ class LocalProcessProvider(ContainerProvider):
         return _group_alive(pid)  # leader gone: a pgid is not reused while members remain
 
     def _end_group(self, pgid: int) -> None:
+        """SIGTERM the group; its leader, the supervisor, exits once the server has (within its
+        grace period). Then SIGKILL whatever is left in the group."""
         try:
             os.killpg(pgid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        deadline = time.monotonic() + _STOP_GRACE_S
         if self._proc is not None:
             try:
                 self._proc.wait(timeout=_STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 pass
-        while _group_alive(pgid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        else:
+            deadline = time.monotonic() + _STOP_GRACE_S
+            while process_start_ticks(pgid) is not None and time.monotonic() < deadline:
+                time.sleep(0.05)
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:

@@ -16,8 +16,8 @@ import docker.errors
 import docker.types
 import docker.utils
 
-from .base import RuntimeInfo, RuntimeStatus
-from .docker import ensure_network
+from .base import LABEL_PREFIX, RuntimeInfo, RuntimeStatus
+from .docker import PORT_LABEL, ensure_network
 from .docker_engine import (
     EngineProvider,
     env_label,
@@ -100,9 +100,12 @@ class DockerSwarmProvider(EngineProvider):
         self._network = ensure_network(
             client, OPEN_NETWORK if network else CLOSED_NETWORK, internal=not network, scope="swarm"
         )
-        labels = managed_labels(
-            provider=self.kind, project=self.project, env_name=env_name or image, image=image
-        )
+        labels = {
+            **managed_labels(
+                provider=self.kind, project=self.project, env_name=env_name or image, image=image
+            ),
+            PORT_LABEL: str(container_port),
+        }
         resources = docker.types.Resources(
             cpu_limit=int(cpus * 1e9) if cpus else None,
             mem_limit=docker.utils.parse_bytes(memory) if isinstance(memory, str) else memory,
@@ -320,10 +323,11 @@ class DockerSwarmProvider(EngineProvider):
             raise RuntimeNotFoundError(
                 f"service {runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
             )
-        provider.project = spec["Labels"].get("io.openenv.project", provider.project)
+        provider.project = spec["Labels"].get(f"{LABEL_PREFIX}.project", provider.project)
         provider._service = service
         provider.runtime_id = service.id
         provider.replicas = spec["Mode"].get("Replicated", {}).get("Replicas", 1)
+        provider._container_port = int(spec["Labels"].get(PORT_LABEL, "8000"))
         networks = spec.get("TaskTemplate", {}).get("Networks") or []
         if networks:
             provider._network = _network_name(provider.client, networks[0]["Target"])

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from openenv.core.containers.runtime import LocalProcessProvider
+from tests.containers.conftest import base_image, echo_image  # noqa: F401 - the providers' cached image fixtures
 from tests.server_utils import running_server
 from tests.studio.html import Node, fragment, page
 from webui.studio import create_studio_app, load_settings

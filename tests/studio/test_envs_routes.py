@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from tests.studio.conftest import StudioClient
-from tests.studio.html import fragment
+from tests.studio.html import fragment, page
 
 
 def test_envs_page_lists_bundled_envs_and_hides_docker(sc: StudioClient) -> None:
@@ -57,8 +57,28 @@ def test_launch_with_bad_options_shows_errors_inline(sc: StudioClient) -> None:
     assert form.find("input", name="port").attrs["value"] == "99999"
     resp = sc.post(f"/envs/launch/{key}", {"provider": "docker"})
     assert resp.status_code == 422 and "choose one of: process" in resp.text
-    resp = sc.post(f"/envs/launch/{key}", {"provider": "process", "port": "1"}, htmx=False)
-    assert resp.status_code == 200 or resp.status_code == 303
+    resp = sc.post(f"/envs/launch/{key}", {"provider": "process", "cpus": "2"}, htmx=False)
+    assert resp.status_code == 303  # cpus is not a process option: ignored, the launch goes ahead
+    rid = resp.headers["location"].rsplit("/", 1)[1]
+    assert sc.wait_launch(rid).find("div").attrs["data-status"] == "running"
+    resp = sc.post(f"/envs/launch/{key}", {"provider": "process", "port": "0"}, htmx=False)
+    assert resp.status_code == 422 and page(resp.text).by_id("launch-form").find("ul", role="alert") is not None
+    assert sc.post(f"/envs/r/{rid}/restart", htmx=False).status_code == 303
+    assert sc.wait_launch(rid).find("div").attrs["data-status"] == "running"
+    assert sc.post(f"/envs/r/{rid}/stop", htmx=False).status_code == 303
+
+
+def test_plain_form_posts_without_javascript(sc: StudioClient) -> None:
+    resp = sc.post("/envs/catalogue", {"target": "??"}, htmx=False)
+    assert resp.status_code == 422
+    doc = page(resp.text)
+    assert doc.by_id("catalogue-target").attrs["value"] == "??" and doc.by_id("catalogue-err") is not None
+    resp = sc.post("/envs/attach", {"url": "nope"}, htmx=False)
+    assert resp.status_code == 422 and page(resp.text).by_id("attach-err") is not None
+    resp = sc.post("/envs/catalogue", {"target": "plain.form:app"}, htmx=False)
+    assert resp.status_code == 303
+    resp = sc.post(f"/envs/catalogue/{sc.entry_key('plain.form:app')}/remove", htmx=False)
+    assert resp.status_code == 303
 
 
 def test_failed_start_shows_the_log_tail(sc: StudioClient, tmp_path: Path) -> None:

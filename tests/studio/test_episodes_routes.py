@@ -3,6 +3,7 @@ episode page (timeline, chart, diff, value), live fragment, re-run, export, note
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import Iterator
@@ -180,6 +181,18 @@ def test_rerun_export_notes_delete(sc: StudioClient, echo_rid: str, store: Episo
     sc.page(f"/episodes/{eid}", status=404)
 
 
+def test_notes_and_delete_without_javascript(sc: StudioClient, store: EpisodeStore) -> None:
+    run = store.create_run(env_name="plain", source="programmatic")
+    eid = store.start_episode(run, observation={"x": 1})
+    resp = sc.post(f"/episodes/{eid}/notes", {"notes": "", "tags": ""}, htmx=False)
+    assert resp.status_code == 303 and resp.headers["location"] == f"/episodes/{eid}"
+    assert store.get_episode(eid).notes is None
+    resp = sc.post(f"/episodes/{eid}/notes", {"tags": "x" * 101})
+    assert resp.status_code == 400 and "at most 100" in resp.text
+    resp = sc.post(f"/episodes/{eid}/delete", htmx=False)
+    assert resp.status_code == 303 and resp.headers["location"] == "/episodes"
+
+
 def test_rerun_reports_divergence(sc: StudioClient, echo_rid: str, store: EpisodeStore) -> None:
     run = store.create_run(env_name="echo", source="programmatic")
     eid = store.start_episode(run, observation={"echoed_message": "Echo environment ready!", "message_length": 0},
@@ -191,3 +204,58 @@ def test_rerun_reports_divergence(sc: StudioClient, echo_rid: str, store: Episod
     assert report.attrs["data-deterministic"] == "no"
     assert "Diverged at step 1" in report.text() and "echoed_message" in report.text()
     assert sc.post(f"/episodes/{eid}/rerun", {"runtime": "gone"}).status_code == 404
+
+
+def test_rerun_job_status_route(sc: StudioClient, echo_rid: str, store: EpisodeStore) -> None:
+    run = store.create_run(env_name="echo", source="programmatic")
+    eid = store.start_episode(run, observation={"echoed_message": "Echo environment ready!", "message_length": 0},
+                              reward=0.0)
+    resp = sc.post(f"/episodes/{eid}/rerun", {"runtime": echo_rid})
+    job_id = fragment(resp.text).find("div").attrs["id"].removeprefix("rerun-")
+    done = sc.fragment(f"/episodes/{eid}/rerun/{job_id}").find("div")
+    assert done.attrs["data-status"] == "done" and "hx-trigger" not in done.attrs
+    assert sc.page(f"/episodes/{eid}/rerun/{job_id}").by_id("rerun-result").find("div") is not None
+    sc.fragment(f"/episodes/{eid}/rerun/nope", status=404)
+
+
+def test_slow_rerun_is_a_polled_job(store: EpisodeStore, echo_url: str) -> None:
+    from webui.studio.reruns import Reruns
+
+    run = store.create_run(env_name="echo", source="programmatic")
+    eid = store.start_episode(run, observation={"echoed_message": "Echo environment ready!", "message_length": 0},
+                              reward=0.0)
+    for i in range(1, 51):
+        store.append_step(eid, i, action={"message": "m"}, observation={"echoed_message": "m", "message_length": 1},
+                          reward=0.1)
+
+    async def scenario() -> tuple[bool, bool, int | None]:
+        jobs = Reruns(store, inline_wait_s=0)
+        job = await jobs.start(eid, "echo", echo_url)
+        first = job.running
+        await asyncio.wait_for(job.task, 60)
+        await jobs.close()
+        return first, job.running, job.report.steps_compared if job.report else None
+
+    assert _run(scenario()) == (True, False, 51)
+
+
+def test_rerun_on_a_dead_server_is_reported(store: EpisodeStore) -> None:
+    from webui.studio.reruns import Reruns
+
+    run = store.create_run(env_name="echo", source="programmatic")
+    eid = store.start_episode(run, observation={})
+
+    async def scenario() -> str:
+        job = await Reruns(store).start(eid, "echo", "http://127.0.0.1:9")
+        await asyncio.wait_for(job.task, 30)
+        return job.error
+
+    assert "Could not connect" in _run(scenario())
+
+
+def _run(coro):  # noqa: ANN001, ANN202
+    """asyncio.run in a thread of its own (a browser test's loop may be running in this one)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -25,6 +25,7 @@ from webui.studio.errors import StudioError
 from webui.studio.launcher import Launcher
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
+from webui.studio.reruns import Reruns
 from webui.studio.routes import envs, episodes, play
 from webui.studio.security import TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
@@ -54,13 +55,15 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         store = EpisodeStore(settings.database_target)
         catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host)
         launcher = Launcher(settings)
-        studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s))
+        studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s),
+                        Reruns(store))
         docker = await asyncio.to_thread(catalogue.docker, fresh=True)
         await asyncio.to_thread(launcher.readopt, studio.providers(docker))
         app.state.studio = studio
         try:
             yield
         finally:
+            await studio.reruns.close()
             await studio.plays.close_all()
             launcher.release()
             store.close()

@@ -10,6 +10,7 @@ from openenv.recording import EpisodeStore
 from webui.studio.catalogue import Catalogue, DockerStatus
 from webui.studio.launcher import Launcher
 from webui.studio.play import PlaySessions
+from webui.studio.reruns import Reruns
 from webui.studio.settings import StudioSettings
 
 __all__ = ["Studio", "studio_of"]
@@ -22,6 +23,7 @@ class Studio:
     catalogue: Catalogue
     launcher: Launcher
     plays: PlaySessions
+    reruns: Reruns
 
     def providers(self, docker: DockerStatus) -> tuple[str, ...]:
         """Provider kinds usable right now."""

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests._require import require
-from tests.containers.conftest import base_image, echo_image  # noqa: F401 - shared cached image fixtures
 from tests.studio.conftest import make_settings, running_studio
 
 CHROMIUM = os.environ.get("OPENENV_CHROMIUM", "/usr/bin/chromium")

@@ -31,6 +31,11 @@ def _launch(page: Any, url: str, target: str, provider: str) -> str:
     return status.get_attribute("data-runtime")
 
 
+def _settled(page: Any, selector: str) -> None:
+    """Wait for a swapped-in element and for htmx to have settled it (its triggers are live then)."""
+    page.wait_for_selector(f"{selector}:not(.htmx-added)")
+
+
 def _step(page: Any, message: str, n: int) -> None:
     page.fill('[id="f-a.message"]', message)
     page.click("#step-button")
@@ -66,13 +71,13 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
     assert page.locator("#live svg polyline").count() == 1
 
     page.keyboard.press("ArrowRight")
-    page.wait_for_selector('#step-view[data-index="1"]')
+    _settled(page, '#step-view[data-index="1"]')
     assert "hello" in page.inner_text("#step-view .step-action")
     assert "echoed_message" in page.inner_text("#step-view .step-diff")
     page.click("#next-step")
-    page.wait_for_selector('#step-view[data-index="2"]')
+    _settled(page, '#step-view[data-index="2"]')
     page.locator("#step-slider").fill("3")
-    page.wait_for_selector('#step-view[data-index="3"]')
+    _settled(page, '#step-view[data-index="3"]')
     assert "world!" in page.inner_text("#step-view .step-observation")
     assert page.url.endswith("step=3")
     shot(page, "4-episode", narrow=True)

@@ -14,8 +14,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from openenv.core import GenericEnvClient, OpenEnvError
-from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet, rerun
+from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet
 from openenv.recording.records import EpisodeRecord
 from webui.obs_view import build_view, resolve_pointer
 from webui.studio.episode_views import (
@@ -95,7 +94,7 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
     runtimes.sort(key=lambda r: r.name != ep.env_name)
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
             "runtimes": runtimes, "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
-            "rerun_ctx": None, "saved": False}
+            "job": None, "saved": False}
 
 
 def _more_url(request: Request, eid: str, index: int) -> Any:
@@ -167,17 +166,26 @@ async def episode_rerun(request: Request, eid: str) -> Response:
     rt = studio.launcher.get(rid)
     if not rt.live or not rt.base_url:
         raise StudioError(f"{rt.name} is not running.")
-    try:
-        async with GenericEnvClient(base_url=rt.base_url) as client:
-            report = await rerun(studio.store, ep.id, client)
-    except OpenEnvError as exc:
-        raise StudioError(f"The re-run on {rt.name} failed: {exc.message}") from exc
-    ctx = {"ep": ep, "rt": rt, "report": report, "summarize": summarize}
+    job = await studio.reruns.start(ep.id, rt.name, rt.base_url)
     if not is_htmx(request):
         full = _episode_context(request, studio, ep, 0)
-        full["rerun_ctx"] = ctx
+        full["job"] = job
         return page(request, "studio/episode.html", **full)
-    return page(request, "studio/_rerun.html", **ctx)
+    return page(request, "studio/_rerun.html", ep=ep, job=job, summarize=summarize)
+
+
+@router.get("/episodes/{eid}/rerun/{job_id}", name="episode_rerun_status")
+async def episode_rerun_status(request: Request, eid: str, job_id: str) -> Response:
+    studio = studio_of(request)
+    ep = _episode(studio, eid)
+    job = studio.reruns.get(job_id)
+    if job is None or job.episode_id != ep.id:
+        raise NotFoundError("That re-run is no longer kept; start it again.", what="rerun")
+    if not is_htmx(request):
+        full = _episode_context(request, studio, ep, 0)
+        full["job"] = job
+        return page(request, "studio/episode.html", **full)
+    return page(request, "studio/_rerun.html", ep=ep, job=job, summarize=summarize)
 
 
 @router.post("/episodes/{eid}/delete", name="episode_delete")

@@ -80,10 +80,15 @@ def with_provider(make: Callable[[], object], image: str) -> float:
         provider.stop_container()
 
 
-def _median(fn: Callable[[], float], runs: int) -> tuple[float, float]:
-    fn()  # warm the page cache; not counted
-    times = [fn() for _ in range(runs)]
-    return statistics.median(times), min(times)
+def _interleaved(cases: list[tuple[str, Callable[[], float]]], runs: int) -> list[tuple[str, float, float]]:
+    """Median and min per case; runs alternate between cases so load drift hits all alike."""
+    for _, fn in cases:
+        fn()  # warm the page cache; not counted
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for _ in range(runs):
+        for name, fn in cases:
+            times[name].append(fn())
+    return [(name, statistics.median(t), min(t)) for name, t in times.items()]
 
 
 def main() -> None:
@@ -95,17 +100,19 @@ def main() -> None:
     args = parser.parse_args()
 
     data_dir = tempfile.mkdtemp(prefix="openenv-bench-")
-    rows: list[tuple[str, float, float]] = []
-    rows.append(("bare uvicorn (same app)", *_median(bare_uvicorn, args.runs)))
     process = lambda: LocalProcessProvider(project="bench", data_dir=data_dir)  # noqa: E731
-    rows.append(("process provider, module:app", *_median(lambda: with_provider(process, APP), args.runs)))
-    rows.append(("process provider, `echo` name", *_median(lambda: with_provider(process, "echo"), args.runs)))
+    cases: list[tuple[str, Callable[[], float]]] = [
+        ("bare uvicorn (same app)", bare_uvicorn),
+        ("process provider, module:app", lambda: with_provider(process, APP)),
+        ("process provider, `echo` name", lambda: with_provider(process, "echo")),
+    ]
     if not args.no_docker:
         from openenv.core.containers.images import build_env_image
 
         image = build_env_image("echo", tag=args.image, base_image=args.base_image, offline=True)
         docker = lambda: LocalDockerProvider(project="bench")  # noqa: E731
-        rows.append(("docker provider", *_median(lambda: with_provider(docker, image), args.runs)))
+        cases.append(("docker provider", lambda: with_provider(docker, image)))
+    rows = _interleaved(cases, args.runs)
 
     bare = rows[0][1]
     print(f"start -> first step, median of {args.runs} (min), ratio to bare uvicorn")

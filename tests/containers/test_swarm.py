@@ -85,3 +85,16 @@ def test_bad_requests_are_refused(swarm_provider: DockerSwarmProvider, echo_imag
         swarm_provider.start_container(echo_image, replicas=0)
     with pytest.raises(ProviderError, match="nothing is running"):
         swarm_provider.scale(2)
+
+
+def test_without_network_replicas_sit_on_an_internal_network(
+    swarm_provider: DockerSwarmProvider, echo_image: str
+) -> None:
+    swarm_provider.start_container(echo_image, network=False)
+    swarm_provider.wait_for_ready(timeout_s=60)
+    spec = swarm_provider.client.services.get(swarm_provider.runtime_id).attrs["Spec"]
+    (attachment,) = spec["TaskTemplate"]["Networks"]
+    assert swarm_provider.client.networks.get(attachment["Target"]).attrs["Internal"] is True
+    with GenericEnvClient(base_url=swarm_provider.base_url).sync() as env:
+        env.reset()
+        assert env.step({"message": "inside"}).observation["echoed_message"] == "inside"

@@ -34,8 +34,8 @@ def server_command(target: str, port: int, python: str | None = None) -> list[st
     python = python or sys.executable
     if _MODULE_APP.match(target) and not Path(target).exists():
         return [python, "-m", "uvicorn", target, "--host", HOST, "--port", str(port)]
-    serve = "from openenv.cli.main import main; main()"
-    return [python, "-c", serve, "serve", target, "--host", HOST, "--port", str(port)]
+    serve = "from openenv.cli.serve import serve; serve()"  # `openenv serve`, minus the other commands
+    return [python, "-c", serve, target, "--host", HOST, "--port", str(port)]
 
 
 def _group_alive(pgid: int) -> bool:

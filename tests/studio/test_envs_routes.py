@@ -172,14 +172,14 @@ def test_launch_stop_and_restart(sc: StudioClient) -> None:
 
 def _pid(sc: StudioClient, rid: str) -> int:
     url = next(r for r in sc.fragment("/envs/running").find_all("tr") if r.attrs.get("data-runtime") == rid)
-    port = url.find("td", class_="mono url-cell").text().rsplit(":", 1)[1]
+    port = url.with_class("url-cell")[0].text().rsplit(":", 1)[1]
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"serve" in cmd and port.encode() in cmd:
+            if b"--port" in cmd and port.encode() in cmd:
                 return int(entry)
     raise AssertionError(f"no server process on port {port}")
 

@@ -24,8 +24,7 @@ def test_restart_readopts_living_and_marks_dead(tmp_path: Path) -> None:
         with running_studio(settings, cleanup=False) as url:
             sc = _client(url)
             rid = sc.launch("echo")
-            base_url = sc.fragment("/envs/running").find("tr", data_runtime=rid).find(
-                "td", class_="mono url-cell").text()
+            base_url = sc.fragment("/envs/running").find("tr", data_runtime=rid).with_class("url-cell")[0].text()
             sc.http.close()
         assert httpx.get(base_url + "/health", trust_env=False).status_code == 200  # outlived the studio
 

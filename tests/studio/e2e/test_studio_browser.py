@@ -149,6 +149,10 @@ def test_scripted_episode_shows_up_live(page: Any, studio_e2e: tuple[str, Path],
         go[1].set()
         page.wait_for_selector('#live[data-steps="2"]')
         assert page.inner_text("#total-return").startswith("0.3")
+        page.wait_for_selector("#step-total:text-is('2')")
+        page.click("#next-step")  # the page was loaded at step 0 of 0; new steps are reachable live
+        _settled(page, '#step-view[data-index="1"]')
+        assert "x" in page.inner_text("#step-view .step-action")
         shot(page, "live", narrow=True)
         go[2].set()
         page.wait_for_selector('#live[data-finished="yes"]')

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from openenv.core.containers.runtime import LocalDockerProvider
+from openenv.core.containers.runtime.docker_engine import engine_client
 from tests.studio.conftest import make_settings, running_studio
 from tests.studio.e2e.test_studio_browser import _launch, _step
 
@@ -61,13 +62,13 @@ def test_docker_options_reach_the_container(page: Any, docker_studio: tuple[str,
     status = page.wait_for_selector('.launch-status[data-status="running"]', timeout=120_000)
     rid = status.get_attribute("data-runtime")
     (info,) = LocalDockerProvider.list_runtimes(project=PROJECT)
-    provider = LocalDockerProvider.attach(info.runtime_id)
+    client = engine_client()
     try:
-        attrs = provider._container.attrs
+        attrs = client.containers.get(info.runtime_id).attrs
         assert attrs["HostConfig"]["Memory"] == 256 * 1024 * 1024
         assert "FOO=bar baz; echo not-a-shell" in attrs["Config"]["Env"]
     finally:
-        provider.close_client()
+        client.close()
     page.goto(f"{url}/envs")
     page.click(f'#running tr[data-runtime="{rid}"] button.stop')
     page.wait_for_selector(f'#running tr[data-runtime="{rid}"]', state="detached")

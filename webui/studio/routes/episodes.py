@@ -144,7 +144,7 @@ async def episode_value(request: Request, eid: str, index: int) -> Response:
 async def episode_live(request: Request, eid: str) -> Response:
     studio = studio_of(request)
     ep = _episode(studio, eid)
-    ctx = {"nav": "episodes", "ep": ep, "rewards": reward_series(studio.store, ep.id)}
+    ctx = {"nav": "episodes", "ep": ep, "rewards": reward_series(studio.store, ep.id), "oob": True}
     if not is_htmx(request):
         return RedirectResponse(url(request, "episode_page", eid=eid), status_code=303)
     return page(request, "studio/_live.html", **ctx)

@@ -8,6 +8,7 @@ from openenv.core.containers.runtime import (
     DockerSwarmProvider,
     ImageNotFoundError,
     ProviderError,
+    RuntimeNotFoundError,
     RuntimeStatus,
     StartupError,
     StartupTimeoutError,
@@ -45,6 +46,13 @@ def test_replicas_with_limits_scale_and_clean_removal(
 
     (info,) = DockerSwarmProvider.list_runtimes(project=swarm_provider.project)
     assert (info.runtime_id, info.extra["replicas"]) == (swarm_provider.runtime_id, 2)
+    again = DockerSwarmProvider.attach(info.runtime_id)
+    try:
+        assert (again.project, again.base_urls) == (swarm_provider.project, swarm_provider.base_urls)
+    finally:
+        again.close_client()
+    with pytest.raises(RuntimeNotFoundError):
+        DockerSwarmProvider.attach("no-such-service")
     assert len(swarm_provider.scale(1, timeout_s=90)) == 1
 
     service_id = swarm_provider.runtime_id

@@ -5,18 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import docker.errors
-
 from .base import LABEL_PREFIX, MANAGED_BY, RuntimeInfo, RuntimeStatus
 from .docker_engine import (
     EngineProvider,
     env_label,
-    is_managed,
     label_filters,
     managed_labels,
     translate_docker_errors,
 )
-from .errors import ProviderError, RuntimeNotFoundError, StartupError
+from .errors import ProviderError, StartupError
 from .ports import HOST, ensure_port_free
 
 __all__ = ["LocalDockerProvider", "ensure_network"]
@@ -73,10 +70,6 @@ class LocalDockerProvider(EngineProvider):
 
     kind = "docker"
 
-    def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
-        super().__init__(project=project, docker_host=docker_host)
-        self._container: Any = None
-
     def start_container(
         self,
         image: str,
@@ -101,7 +94,7 @@ class LocalDockerProvider(EngineProvider):
         """
         if kwargs:
             raise ProviderError(f"the Docker provider does not support: {', '.join(sorted(kwargs))}")
-        if self._container is not None:
+        if self._handle is not None:
             raise ProviderError(f"this provider already started {self.runtime_id}; stop it first")
         if port is not None:
             ensure_port_free(port)
@@ -133,13 +126,13 @@ class LocalDockerProvider(EngineProvider):
             options["network"] = ensure_network(client, INTERNAL_NETWORK, internal=True)
         with translate_docker_errors(f"starting {image}"):
             client.images.get(image)
-            self._container = client.containers.create(image, **options)
-        self.runtime_id = self._container.id
+            self._handle = client.containers.create(image, **options)
+        self.runtime_id = self._handle.id
         try:
             with translate_docker_errors(f"starting {image}"):
-                self._container.start()
+                self._handle.start()
             self._check_alive()
-            self.base_url = _address(self._container)
+            self.base_url = _address(self._handle)
             if self.base_url is None:
                 raise StartupError(
                     f"container {name} has no address for port {container_port}", log_tail=self.logs(50)
@@ -151,94 +144,51 @@ class LocalDockerProvider(EngineProvider):
 
     def _check_alive(self) -> None:
         with translate_docker_errors("checking the container"):
-            self._container.reload()
-        state = self._container.attrs["State"]
+            self._handle.reload()
+        state = self._handle.attrs["State"]
         health = (state.get("Health") or {}).get("Status")
         if state["Status"] in ("exited", "dead"):
             raise StartupError(
-                f"container {self._container.name} exited with code {state.get('ExitCode')} while starting",
+                f"container {self._handle.name} exited with code {state.get('ExitCode')} while starting",
                 log_tail=self.logs(50),
                 exit_code=state.get("ExitCode"),
             )
         if health == "unhealthy":
-            raise StartupError(f"container {self._container.name} reports unhealthy", log_tail=self.logs(50))
+            raise StartupError(f"container {self._handle.name} reports unhealthy", log_tail=self.logs(50))
 
-    def status(self) -> RuntimeStatus:
-        if self._stopped:
-            return RuntimeStatus.STOPPED
-        if self._container is None:
-            raise ProviderError("nothing started yet")
-        with translate_docker_errors("reading container status"):
-            try:
-                self._container.reload()
-            except docker.errors.NotFound:
-                return RuntimeStatus.STOPPED
-        return _STATUS.get(self._container.status, RuntimeStatus.STARTING)
+    def _live_status(self) -> RuntimeStatus:
+        return _STATUS.get(self._handle.status, RuntimeStatus.STARTING)
 
-    def logs(self, tail: int = 100) -> str:
-        if self._container is None or self._stopped:
-            return ""
-        with translate_docker_errors("reading container logs"):
-            return self._container.logs(tail=tail).decode("utf-8", "replace")
+    def _read_logs(self, tail: int) -> str:
+        return self._handle.logs(tail=tail).decode("utf-8", "replace")
 
-    def stop_container(self) -> None:
-        """Stop and remove the container; a second call (or a gone container) is a no-op."""
-        if self._stopped or self._container is None:
-            self.close_client()
-            return
-        with translate_docker_errors(f"stopping {self._container.name}"):
-            try:
-                self._container.stop(timeout=5)
-                self._container.remove(v=True, force=True)
-            except docker.errors.NotFound:
-                pass
-        self._stopped = True
-        self.close_client()
+    def _remove(self) -> None:
+        self._handle.stop(timeout=5)
+        self._handle.remove(v=True, force=True)
 
-    @classmethod
-    def list_runtimes(
-        cls, *, project: str | None = None, docker_host: str | None = None, **kwargs: Any
-    ) -> list[RuntimeInfo]:
-        probe = cls(project=project, docker_host=docker_host)
-        try:
-            with translate_docker_errors("listing containers"):
-                containers = probe.client.containers.list(
-                    all=True,
-                    ignore_removed=True,
-                    filters=label_filters(provider=cls.kind, project=probe.project),
-                )
-        finally:
-            probe.close_client()
-        found = []
-        for container in containers:
-            found.append(
-                RuntimeInfo(
-                    runtime_id=container.id,
-                    provider=cls.kind,
-                    project=probe.project,
-                    env_name=env_label(container.labels),
-                    base_url=_address(container) if container.status == "running" else None,
-                    status=_STATUS.get(container.status, RuntimeStatus.STARTING),
-                    extra={"name": container.name, "image": container.attrs["Config"]["Image"]},
-                )
-            )
-        return found
+    def _list_managed(self) -> list[Any]:
+        filters = label_filters(provider=self.kind, project=self.project)
+        return self.client.containers.list(all=True, ignore_removed=True, filters=filters)
 
-    @classmethod
-    def attach(cls, runtime_id: str, *, docker_host: str | None = None, **kwargs: Any) -> LocalDockerProvider:
-        provider = cls(docker_host=docker_host)
-        with translate_docker_errors(f"finding container {runtime_id}"):
-            try:
-                container = provider.client.containers.get(runtime_id)
-            except docker.errors.NotFound as exc:
-                raise RuntimeNotFoundError(f"no container {runtime_id!r}", runtime_id=runtime_id) from exc
-        if not is_managed(container.labels, cls.kind):
-            raise RuntimeNotFoundError(
-                f"container {runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
-            )
-        provider.project = container.labels.get(f"{LABEL_PREFIX}.project", provider.project)
-        provider._container = container
-        provider.runtime_id = container.id
-        if container.status == "running":
-            provider.base_url = _address(container)
-        return provider
+    def _get(self, runtime_id: str) -> Any:
+        return self.client.containers.get(runtime_id)
+
+    @staticmethod
+    def _labels_of(handle: Any) -> dict[str, str]:
+        return handle.labels or {}
+
+    def _info(self, handle: Any) -> RuntimeInfo:
+        return RuntimeInfo(
+            runtime_id=handle.id,
+            provider=self.kind,
+            project=self.project,
+            env_name=env_label(handle.labels),
+            base_url=_address(handle) if handle.status == "running" else None,
+            status=_STATUS.get(handle.status, RuntimeStatus.STARTING),
+            extra={"name": handle.name, "image": handle.attrs["Config"]["Image"]},
+        )
+
+    def _adopt(self, handle: Any) -> None:
+        super()._adopt(handle)
+        if handle.status == "running":
+            self.base_url = _address(handle)

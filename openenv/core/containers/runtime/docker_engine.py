@@ -1,4 +1,5 @@
-"""Shared by the Docker and Swarm providers: the engine client, labels, and error translation."""
+"""Shared by the Docker and Swarm providers: the engine client, labels, error translation and
+the lifecycle written once around per-kind hooks (``EngineProvider``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import os
 import re
 import socket
+from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,8 +16,14 @@ import requests
 
 import docker
 
-from .base import LABEL_PREFIX, MANAGED_BY, ContainerProvider
-from .errors import EngineUnavailableError, ImageNotFoundError, PortInUseError, ProviderError
+from .base import LABEL_PREFIX, MANAGED_BY, ContainerProvider, RuntimeInfo, RuntimeStatus
+from .errors import (
+    EngineUnavailableError,
+    ImageNotFoundError,
+    PortInUseError,
+    ProviderError,
+    RuntimeNotFoundError,
+)
 
 __all__ = [
     "EngineProvider",
@@ -121,12 +129,18 @@ def is_managed(labels: dict[str, str] | None, provider: str) -> bool:
 
 
 class EngineProvider(ContainerProvider):
-    """Base of the providers that talk to a Docker engine: one lazily made client, closed on stop."""
+    """Base of the providers that talk to a Docker engine.
+
+    It owns one lazily made client (closed on stop) and one handle (a container or a service,
+    anything with ``id``, ``name``, ``reload()``); status, logs, stop, listing and attaching are
+    written once here around small per-kind hooks.
+    """
 
     def __init__(self, *, project: str | None = None, docker_host: str | None = None) -> None:
         super().__init__(project=project)
         self.docker_host = docker_host
         self._client: Any = None
+        self._handle: Any = None
         self._stopped = False
 
     @property
@@ -143,3 +157,102 @@ class EngineProvider(ContainerProvider):
         client, self._client = self._client, None
         if client is not None:
             client.close()
+
+    # -- per-kind hooks -------------------------------------------------------------------
+
+    @abstractmethod
+    def _live_status(self) -> RuntimeStatus:
+        """Status of the (freshly reloaded) handle."""
+
+    @abstractmethod
+    def _read_logs(self, tail: int) -> str: ...
+
+    @abstractmethod
+    def _remove(self) -> None:
+        """Stop and remove the handle and everything it runs."""
+
+    @abstractmethod
+    def _list_managed(self) -> list[Any]:
+        """Handles labelled as this kind's, for ``self.project``."""
+
+    @abstractmethod
+    def _get(self, runtime_id: str) -> Any: ...
+
+    @staticmethod
+    @abstractmethod
+    def _labels_of(handle: Any) -> dict[str, str]: ...
+
+    @abstractmethod
+    def _info(self, handle: Any) -> RuntimeInfo: ...
+
+    def _adopt(self, handle: Any) -> None:
+        """Take over an existing handle (``attach``); subclasses restore what they need from it."""
+        self._handle = handle
+        self.runtime_id = handle.id
+        self.project = self._labels_of(handle).get(f"{LABEL_PREFIX}.project", self.project)
+
+    # -- the shared contract --------------------------------------------------------------
+
+    def status(self) -> RuntimeStatus:
+        if self._stopped:
+            return RuntimeStatus.STOPPED
+        if self._handle is None:
+            raise ProviderError("nothing started yet")
+        with translate_docker_errors(f"reading the status of {self._handle.name}"):
+            try:
+                self._handle.reload()
+            except docker.errors.NotFound:
+                return RuntimeStatus.STOPPED
+        return self._live_status()
+
+    def logs(self, tail: int = 100) -> str:
+        if self._handle is None or self._stopped:
+            return ""
+        with translate_docker_errors(f"reading the logs of {self._handle.name}"):
+            try:
+                return self._read_logs(tail)
+            except docker.errors.NotFound:
+                return ""
+
+    def stop_container(self) -> None:
+        """Stop and remove what was started; a second call (or a gone runtime) is a no-op."""
+        if not self._stopped and self._handle is not None:
+            with translate_docker_errors(f"removing {self._handle.name}"):
+                try:
+                    self._remove()
+                except docker.errors.NotFound:
+                    pass
+            self._stopped = True
+        self.close_client()
+
+    @classmethod
+    def list_runtimes(
+        cls, *, project: str | None = None, docker_host: str | None = None, **kwargs: Any
+    ) -> list[RuntimeInfo]:
+        probe = cls(project=project, docker_host=docker_host)
+        try:
+            with translate_docker_errors(f"listing {cls.kind} runtimes"):
+                return [probe._info(handle) for handle in probe._list_managed()]
+        finally:
+            probe.close_client()
+
+    @classmethod
+    def attach(cls, runtime_id: str, *, docker_host: str | None = None, **kwargs: Any) -> EngineProvider:
+        provider = cls(docker_host=docker_host)
+        try:
+            with translate_docker_errors(f"finding {runtime_id}"):
+                try:
+                    handle = provider._get(runtime_id)
+                except docker.errors.NotFound as exc:
+                    raise RuntimeNotFoundError(
+                        f"no {cls.kind} runtime {runtime_id!r}", runtime_id=runtime_id
+                    ) from exc
+                if not is_managed(cls._labels_of(handle), cls.kind):
+                    raise RuntimeNotFoundError(
+                        f"{runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
+                    )
+                provider._adopt(handle)
+        except ProviderError:
+            provider.close_client()
+            raise
+        return provider

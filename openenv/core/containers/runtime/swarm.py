@@ -16,12 +16,11 @@ import docker.errors
 import docker.types
 import docker.utils
 
-from .base import LABEL_PREFIX, RuntimeInfo, RuntimeStatus
+from .base import RuntimeInfo, RuntimeStatus
 from .docker import PORT_LABEL, ensure_network
 from .docker_engine import (
     EngineProvider,
     env_label,
-    is_managed,
     label_filters,
     managed_labels,
     translate_docker_errors,
@@ -29,7 +28,6 @@ from .docker_engine import (
 from .errors import (
     EngineUnavailableError,
     ProviderError,
-    RuntimeNotFoundError,
     StartupError,
     StartupTimeoutError,
 )
@@ -55,7 +53,6 @@ class DockerSwarmProvider(EngineProvider):
         super().__init__(project=project, docker_host=docker_host)
         self.base_urls: list[str] = []
         self.replicas = 0
-        self._service: Any = None
         self._network = OPEN_NETWORK
         self._container_port = 8000
 
@@ -93,7 +90,7 @@ class DockerSwarmProvider(EngineProvider):
             raise ProviderError("swarm replicas are reached on their bridge addresses; no port is published")
         if replicas < 1:
             raise ProviderError(f"replicas must be at least 1, not {replicas}")
-        if self._service is not None:
+        if self._handle is not None:
             raise ProviderError(f"this provider already started {self.runtime_id}; stop it first")
         client = self.client
         self._container_port = container_port
@@ -114,7 +111,7 @@ class DockerSwarmProvider(EngineProvider):
             resources.setdefault("Limits", {})["Pids"] = pids_limit
         with translate_docker_errors(f"starting {image}"):
             client.images.get(image)
-            self._service = client.services.create(
+            self._handle = client.services.create(
                 image,
                 name=f"openenv-{uuid.uuid4().hex[:12]}",
                 labels=labels,
@@ -129,7 +126,7 @@ class DockerSwarmProvider(EngineProvider):
                 mounts=[docker.types.Mount("/tmp", "", type="tmpfs")] if read_only else None,
                 cap_drop=["ALL"] if drop_capabilities else None,
             )
-        self.runtime_id = self._service.id
+        self.runtime_id = self._handle.id
         self.replicas = replicas
         try:
             self._await_replicas(time.monotonic() + start_timeout_s)
@@ -140,7 +137,7 @@ class DockerSwarmProvider(EngineProvider):
 
     def _tasks(self) -> list[dict[str, Any]]:
         with translate_docker_errors("reading service tasks"):
-            return self._service.tasks()
+            return self._handle.tasks()
 
     def _replica_urls(self, *, healthy: bool, strict: bool = True) -> list[str]:
         """URLs of running replicas (only healthy ones when ``healthy``).
@@ -153,7 +150,7 @@ class DockerSwarmProvider(EngineProvider):
             if strict and status.get("State") in _FAILED:
                 code = status.get("ContainerStatus", {}).get("ExitCode")
                 raise StartupError(
-                    f"a replica of {self._service.name} stopped while starting "
+                    f"a replica of {self._handle.name} stopped while starting "
                     f"({status['State']}, exit code {code}): {status.get('Err') or 'no error reported'}",
                     log_tail=self.logs(50),
                     exit_code=code,
@@ -182,7 +179,7 @@ class DockerSwarmProvider(EngineProvider):
                 return
             if time.monotonic() >= deadline:
                 raise StartupTimeoutError(
-                    f"{self._service.name}: {len(urls)} of {self.replicas} replicas "
+                    f"{self._handle.name}: {len(urls)} of {self.replicas} replicas "
                     f"{'healthy' if healthy else 'running'} in time",
                     log_tail=self.logs(50),
                 )
@@ -196,7 +193,7 @@ class DockerSwarmProvider(EngineProvider):
 
     def wait_for_ready(self, base_url: str | None = None, timeout_s: float = 60.0) -> None:
         """Wait until every replica is running, healthy and answering ``/health``."""
-        if self._service is None:
+        if self._handle is None:
             raise StartupError("wait_for_ready called before start_container")
         deadline = time.monotonic() + timeout_s
         try:
@@ -208,17 +205,17 @@ class DockerSwarmProvider(EngineProvider):
 
     def scale(self, replicas: int, *, timeout_s: float = 60.0) -> list[str]:
         """Change the replica count and wait until that many are healthy; return their URLs."""
-        if self._service is None or self._stopped:
+        if self._handle is None or self._stopped:
             raise ProviderError("nothing is running to scale")
         if replicas < 1:
             raise ProviderError(f"replicas must be at least 1, not {replicas}")
-        with translate_docker_errors(f"scaling {self._service.name}"):
+        with translate_docker_errors(f"scaling {self._handle.name}"):
             # Send the current spec back with only the count changed: the SDK's own scale()
             # rebuilds the spec and so restarts every replica.
-            current = self.client.api.inspect_service(self._service.id)
+            current = self.client.api.inspect_service(self._handle.id)
             spec = current["Spec"]
             self.client.api.update_service(
-                self._service.id,
+                self._handle.id,
                 current["Version"]["Index"],
                 task_template=spec["TaskTemplate"],
                 name=spec["Name"],
@@ -232,16 +229,7 @@ class DockerSwarmProvider(EngineProvider):
         self._await_replicas(time.monotonic() + timeout_s, healthy=True, strict=False)
         return list(self.base_urls)
 
-    def status(self) -> RuntimeStatus:
-        if self._stopped:
-            return RuntimeStatus.STOPPED
-        if self._service is None:
-            raise ProviderError("nothing started yet")
-        with translate_docker_errors("reading service status"):
-            try:
-                self._service.reload()
-            except docker.errors.NotFound:
-                return RuntimeStatus.STOPPED
+    def _live_status(self) -> RuntimeStatus:
         states = [
             t.get("Status", {}).get("State") for t in self._tasks() if t.get("DesiredState") == "running"
         ]
@@ -249,91 +237,55 @@ class DockerSwarmProvider(EngineProvider):
             return RuntimeStatus.RUNNING
         return RuntimeStatus.STARTING if states else RuntimeStatus.EXITED
 
-    def logs(self, tail: int = 100) -> str:
-        if self._service is None or self._stopped:
-            return ""
-        with translate_docker_errors("reading service logs"):
-            try:
-                chunks = self._service.logs(stdout=True, stderr=True, tail=tail)
-                return b"".join(chunks).decode("utf-8", "replace")
-            except docker.errors.NotFound:
-                return ""
+    def _read_logs(self, tail: int) -> str:
+        return b"".join(self._handle.logs(stdout=True, stderr=True, tail=tail)).decode("utf-8", "replace")
 
-    def stop_container(self) -> None:
+    def _remove(self) -> None:
         """Remove the service, then its containers (stopped gracefully, briefly) until none is left."""
-        if self._stopped or self._service is None:
-            self.close_client()
-            return
         api = self.client.api
-        filters = {"label": f"com.docker.swarm.service.id={self._service.id}"}
-        with translate_docker_errors(f"removing {self._service.name}"):
-            try:
-                self._service.remove()
-            except docker.errors.NotFound:
-                pass
-            deadline = time.monotonic() + 30.0
-            while time.monotonic() < deadline:
-                left = api.containers(all=True, quiet=True, filters=filters)
-                if not left:
-                    break
-                for container in left:
-                    _remove_container(api, container["Id"])
-                time.sleep(0.1)
-        self._stopped = True
-        self.close_client()
+        filters = {"label": f"com.docker.swarm.service.id={self._handle.id}"}
+        self._handle.remove()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            left = api.containers(all=True, quiet=True, filters=filters)
+            if not left:
+                break
+            for container in left:
+                _remove_container(api, container["Id"])
+            time.sleep(0.1)
 
-    @classmethod
-    def list_runtimes(
-        cls, *, project: str | None = None, docker_host: str | None = None, **kwargs: Any
-    ) -> list[RuntimeInfo]:
-        probe = cls(project=project, docker_host=docker_host)
-        with translate_docker_errors("listing services"):
-            services = probe.client.services.list(
-                filters=label_filters(provider=cls.kind, project=probe.project)
-            )
-        found = []
-        for service in services:
-            spec = service.attrs["Spec"]
-            found.append(
-                RuntimeInfo(
-                    runtime_id=service.id,
-                    provider=cls.kind,
-                    project=probe.project,
-                    env_name=env_label(spec.get("Labels")),
-                    base_url=None,
-                    status=RuntimeStatus.RUNNING,
-                    extra={
-                        "name": service.name,
-                        "replicas": spec["Mode"].get("Replicated", {}).get("Replicas"),
-                    },
-                )
-            )
-        return found
+    def _list_managed(self) -> list[Any]:
+        return self.client.services.list(filters=label_filters(provider=self.kind, project=self.project))
 
-    @classmethod
-    def attach(cls, runtime_id: str, *, docker_host: str | None = None, **kwargs: Any) -> DockerSwarmProvider:
-        provider = cls(docker_host=docker_host)
-        with translate_docker_errors(f"finding service {runtime_id}"):
-            try:
-                service = provider.client.services.get(runtime_id)
-            except docker.errors.NotFound as exc:
-                raise RuntimeNotFoundError(f"no service {runtime_id!r}", runtime_id=runtime_id) from exc
-        spec = service.attrs["Spec"]
-        if not is_managed(spec.get("Labels"), cls.kind):
-            raise RuntimeNotFoundError(
-                f"service {runtime_id!r} was not started by OpenEnv", runtime_id=runtime_id
-            )
-        provider.project = spec["Labels"].get(f"{LABEL_PREFIX}.project", provider.project)
-        provider._service = service
-        provider.runtime_id = service.id
-        provider.replicas = spec["Mode"].get("Replicated", {}).get("Replicas", 1)
-        provider._container_port = int(spec["Labels"].get(PORT_LABEL, "8000"))
+    def _get(self, runtime_id: str) -> Any:
+        return self.client.services.get(runtime_id)
+
+    @staticmethod
+    def _labels_of(handle: Any) -> dict[str, str]:
+        return handle.attrs["Spec"].get("Labels") or {}
+
+    def _info(self, handle: Any) -> RuntimeInfo:
+        spec = handle.attrs["Spec"]
+        return RuntimeInfo(
+            runtime_id=handle.id,
+            provider=self.kind,
+            project=self.project,
+            env_name=env_label(spec.get("Labels")),
+            base_url=None,
+            status=RuntimeStatus.RUNNING,
+            extra={"name": handle.name, "replicas": spec["Mode"].get("Replicated", {}).get("Replicas")},
+        )
+
+    def _adopt(self, handle: Any) -> None:
+        super()._adopt(handle)
+        spec = handle.attrs["Spec"]
+        self.replicas = spec["Mode"].get("Replicated", {}).get("Replicas", 1)
+        self._container_port = int(spec["Labels"].get(PORT_LABEL, "8000"))
         networks = spec.get("TaskTemplate", {}).get("Networks") or []
         if networks:
-            provider._network = _network_name(provider.client, networks[0]["Target"])
-        provider.base_urls = provider._replica_urls(healthy=False, strict=False)
-        provider.base_url = provider.base_urls[0] if provider.base_urls else None
-        return provider
+            self._network = self.client.networks.get(networks[0]["Target"]).name
+        self.base_urls = self._replica_urls(healthy=False, strict=False)
+        self.base_url = self.base_urls[0] if self.base_urls else None
 
 
 def _remove_container(api: Any, container_id: str) -> None:
@@ -344,8 +296,3 @@ def _remove_container(api: Any, container_id: str) -> None:
     except docker.errors.APIError as exc:
         if exc.status_code not in (404, 409):  # gone already, or its removal is in progress
             raise
-
-
-def _network_name(client: Any, network_id: str) -> str:
-    with translate_docker_errors("inspecting a network"):
-        return client.networks.get(network_id).name

@@ -50,3 +50,9 @@ def test_token_gate(tmp_path: Path) -> None:
         assert first.status_code == 200
         assert "HttpOnly" in first.headers["set-cookie"]
         assert http.get("/episodes").status_code == 200  # the cookie now carries the token
+
+
+def test_foreign_host_header_is_refused_without_token(sc: StudioClient, studio_url: str) -> None:
+    port = studio_url.rsplit(":", 1)[1]
+    assert sc.http.get("/envs", headers={"Host": f"rebound.example:{port}"}).status_code == 421
+    assert sc.http.get("/envs", headers={"Host": f"localhost:{port}"}).status_code == 200

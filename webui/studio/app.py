@@ -27,7 +27,7 @@ from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
 from webui.studio.routes import envs, episodes, play
-from webui.studio.security import TimingMiddleware, TokenGate, check_csrf, new_secret
+from webui.studio.security import LoopbackHostGuard, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
 
@@ -103,5 +103,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
                           f"The studio hit an unexpected {type(exc).__name__}; details are in its log.")
 
     app.add_middleware(TokenGate, token=settings.token)
+    if settings.token is None:
+        app.add_middleware(LoopbackHostGuard)
     app.add_middleware(TimingMiddleware)
     return app

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import HTTPException
 from starlette.requests import Request
 
-__all__ = ["COOKIE", "CSRF_HEADER", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
+__all__ = ["COOKIE", "CSRF_HEADER", "LoopbackHostGuard", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
 
 COOKIE = "openenv_studio_token"
 CSRF_HEADER = "X-CSRF-Token"
@@ -83,6 +83,29 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+class LoopbackHostGuard:
+    """Without a token, answer only requests addressed to a loopback name (``Host``), so a web
+    page cannot reach the studio through a DNS name rebound to 127.0.0.1."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not _loopback_host(scope):
+            await send({"type": "http.response.start", "status": 421,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+            await send({"type": "http.response.body",
+                        "body": b"This studio only answers requests addressed to 127.0.0.1 or localhost."})
+            return
+        await self.app(scope, receive, send)
+
+
+def _loopback_host(scope: dict[str, Any]) -> bool:
+    host = next((v.decode("latin-1") for k, v in scope.get("headers") or [] if k == b"host"), "")
+    name = urlsplit(f"//{host}").hostname or ""
+    return name == "localhost" or name.startswith("127.") or name == "::1" or host == ""
 
 
 class TimingMiddleware:

@@ -68,6 +68,19 @@ def test_bundled_env_name_is_served(process_provider: LocalProcessProvider) -> N
     assert reply["observation"]["echoed_message"] == "hi"
 
 
+def test_env_directory_is_served(process_provider: LocalProcessProvider, tmp_path: Path) -> None:
+    env_dir = tmp_path / "dir_env"
+    env_dir.mkdir()
+    (env_dir / "app.py").write_text(
+        "from openenv.core.env_server import create_app\n"
+        "from openenv.envs.echo import EchoAction, EchoEnvironment, EchoObservation\n"
+        "app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name='dir-env')\n"
+    )
+    url = process_provider.start_container(str(env_dir))
+    process_provider.wait_for_ready(url, timeout_s=30)
+    assert httpx.get(f"{url}/metadata").json()["name"] == "dir-env"
+
+
 def test_requested_port_already_taken(process_provider: LocalProcessProvider) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -83,3 +83,14 @@ def test_swarm_launch_and_stop(tmp_path: Path, echo_image: str, project: str) ->
         assert sc.post(f"/envs/r/{rid}/stop", **{"HX-Target": "running"}).status_code == 200
         sc.http.close()
     assert DockerSwarmProvider.list_runtimes(project=project) == []
+
+
+def test_isolated_docker_env_is_played_over_its_bridge(tmp_path: Path, echo_image: str, project: str) -> None:
+    with running_studio(make_settings(tmp_path, project=project, docker=True)) as url:
+        sc = _client(url)
+        rid = _launch(sc, echo_image, "docker", isolated="on")
+        row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
+        assert "127.0.0.1" not in row.with_class("url-cell")[0].text()  # no published port
+        _play_one_step(sc, rid, "no way out")
+        assert sc.post(f"/envs/r/{rid}/stop", **{"HX-Target": "running"}).status_code == 200
+        sc.http.close()

@@ -259,3 +259,14 @@ def _run(coro):  # noqa: ANN001, ANN202
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def test_recorded_state_is_shown(sc: StudioClient, store: EpisodeStore) -> None:
+    run = store.create_run(env_name="stateful", source="programmatic")
+    eid = store.start_episode(run, observation={"o": 0}, state={"episode_id": "e1", "step_count": 0})
+    store.append_step(eid, 1, action={"a": 1}, observation={"o": 1}, state={"episode_id": "e1", "step_count": 1})
+    view = sc.fragment(f"/episodes/{eid}/step", params={"step": "1"}).by_id("step-view")
+    state = view.find("details", class_="obs-meta step-state")
+    assert state is not None and "step_count" in state.text()
+    value = sc.fragment(f"/episodes/{eid}/value/1", params={"path": "/state/step_count"})
+    assert value.text().strip() == "1"

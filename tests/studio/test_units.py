@@ -64,3 +64,11 @@ def test_listing_query_parsing() -> None:
     assert q.filters.since == 1767312000.0 and q.cursor == "c" and not q.errors
     assert q.query_string(cursor="n") == "env=echo&since=2026-01-02&min_return=1.5&finished=no&cursor=n"
     assert parse_listing({"until": "soon"}).errors == {"until": "a date like 2026-01-31"}
+
+
+def test_isolated_container_option() -> None:
+    form = read_launch_form("docker", {"isolated": "on", "memory": "1g"}, ("docker",))
+    assert form.ok and form.options == {"memory": "1g", "network": False}
+    form = read_launch_form("docker", {"isolated": "on", "port": "8100"}, ("docker",))
+    assert "cannot publish a port" in form.errors["isolated"]
+    assert "network" not in read_launch_form("docker", {}, ("docker",)).options

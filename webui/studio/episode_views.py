@@ -101,6 +101,7 @@ class StepPanel:
     action: View | None
     observation: View
     metadata: View | None
+    state: View | None
     diff: Diff | None
     window: list[StepRecord]
     last_index: int
@@ -136,6 +137,7 @@ def load_step_panel(store: EpisodeStore, episode_id: str, index: int, last_index
         action=build_view(step.action, "/action") if step.action is not None else None,
         observation=build_view(obs, "/observation"),
         metadata=build_view(step.metadata, "/metadata") if step.metadata else None,
+        state=build_view(step.state, "/state") if step.state is not None else None,
         diff=diff(prev.observation, step.observation) if prev is not None else None,
         window=steps,
         last_index=last_index,

@@ -13,8 +13,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MEMORY = re.compile(r"^\d+[bkmgBKMG]?$")
 PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
     "process": ("port", "env_vars"),
-    "docker": ("port", "env_vars", "memory", "cpus", "pids_limit"),
-    "swarm": ("env_vars", "memory", "cpus", "pids_limit", "replicas"),
+    "docker": ("port", "env_vars", "memory", "cpus", "pids_limit", "isolated"),
+    "swarm": ("env_vars", "memory", "cpus", "pids_limit", "replicas", "isolated"),
 }
 
 
@@ -87,6 +87,10 @@ def read_launch_form(provider: str, form: Mapping[str, str], allowed: tuple[str,
                 opts["pids_limit"] = _int(text, 8, 1_000_000)
             elif name == "replicas":
                 opts["replicas"] = _int(text, 1, 64)
+            elif name == "isolated" and text == "on":
+                if "port" in opts:
+                    raise ValueError("an isolated container cannot publish a port; leave the port empty")
+                opts["network"] = False
         except ValueError as exc:
             result.errors[name] = str(exc)
     result.options = opts

@@ -117,6 +117,10 @@ class Launcher:
             rt.status, rt.error = "failed", exc.message
             rt.log_tail = handle._safe_logs() if handle.runtime_id else ""
             handle._stop_quietly()
+        except Exception as exc:  # a thread boundary: never leave the status fragment polling forever
+            log.exception("launching %s with %s failed unexpectedly", rt.target, rt.provider)
+            rt.status, rt.error = "failed", f"unexpected {type(exc).__name__}: {exc}"
+            handle._stop_quietly()
         else:
             rt.started_at = time.time()
             rt.status = "running"

@@ -1,29 +1,41 @@
-"""The ``openenv`` command group; each command lives in its own module."""
+"""The ``openenv`` command group; each command lives in its own module, imported on first use."""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import click
 
-from openenv.cli.build import build
-from openenv.cli.episodes import episodes
-from openenv.cli.init import init
-from openenv.cli.serve import serve
-from openenv.cli.studio import studio
-from openenv.cli.validate import validate
+# command name -> "module:attribute"; imported lazily so `openenv serve` starts fast.
+COMMANDS: dict[str, str] = {
+    "build": "openenv.cli.build:build",
+    "episodes": "openenv.cli.episodes:episodes",
+    "init": "openenv.cli.init:init",
+    "serve": "openenv.cli.serve:serve",
+    "studio": "openenv.cli.studio:studio",
+    "validate": "openenv.cli.validate:validate",
+}
 
 
-@click.group()
+class LazyGroup(click.Group):
+    """A click group whose commands are imported only when invoked (or listed in --help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> Any:
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        module, _, attr = spec.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="openenv-studio")
 def cli() -> None:
     """OpenEnv Studio: serve, build, record and inspect RL environments."""
-
-
-cli.add_command(serve)
-cli.add_command(build)
-cli.add_command(studio)
-cli.add_command(episodes)
-cli.add_command(validate)
-cli.add_command(init)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ Subclasses implement ``_step_payload``, ``_parse_result`` and ``_parse_state``
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import itertools
 from abc import ABC, abstractmethod
@@ -149,8 +150,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
                     pass  # the server may already be gone; closing anyway
                 await ws.close()
         finally:
-            if self._provider is not None:
-                self._provider.stop_container()
+            await self._stop_provider()
 
     async def __aenter__(self) -> EnvClient[ActT, ObsT, StateT]:
         return await self.connect()
@@ -173,6 +173,16 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         from openenv.core.containers.runtime.launch import start_client
 
         return await start_client(cls, image, provider=provider, **kwargs)
+
+    @classmethod
+    def from_docker_image_sync(cls, image: str, provider: Any = None, **kwargs: Any) -> SyncEnvClient:
+        """Blocking :meth:`from_docker_image`: returns a connected ``SyncEnvClient``.
+
+        ``provider`` may be an instance or a kind name (``"process"``, ``"docker"``, ``"swarm"``).
+        """
+        from openenv.core.containers.runtime.launch import start_client_sync
+
+        return start_client_sync(cls, image, provider=provider, **kwargs)
 
     # -- operations -----------------------------------------------------------------------
 
@@ -257,5 +267,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.close()
-        if self._provider is not None:
-            self._provider.stop_container()
+        await self._stop_provider()
+
+    async def _stop_provider(self) -> None:
+        """Stop what a provider started for this client, off the event loop (it may block)."""
+        provider, self._provider = self._provider, None
+        if provider is not None:
+            await asyncio.to_thread(provider.stop_container)

@@ -100,3 +100,12 @@ def test_provider_by_name() -> None:
     assert isinstance(make_provider("process", project="p"), LocalProcessProvider)
     with pytest.raises(ProviderError, match="unknown provider 'kubernetes'"):
         make_provider("kubernetes")
+
+
+def test_from_docker_image_sync_with_the_process_provider(project: str) -> None:
+    provider = LocalProcessProvider(project=project)
+    with EchoEnv.from_docker_image_sync("echo", provider=provider) as env:
+        env.reset()
+        assert env.step(EchoAction(message="sync")).observation.echoed_message == "sync"
+        assert provider.status() is RuntimeStatus.RUNNING
+    assert provider.status() is not RuntimeStatus.RUNNING

@@ -3,35 +3,25 @@ a real studio per module, screenshots under test-artifacts/studio/."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._require import require
+from tests.browser_utils import launched_chromium
 from tests.studio.conftest import make_settings, running_studio
 
-CHROMIUM = os.environ.get("OPENENV_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "studio"
 WIDE = {"width": 1280, "height": 800}
 NARROW = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    require(Path(CHROMIUM).is_file(), f"Chromium at {CHROMIUM} (scripts/system/30-browser.sh)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "the playwright package (test extra)")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    """One browser for this package, closed before the next package's tests run."""
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

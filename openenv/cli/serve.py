@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 
 import click
 
 from openenv.cli.targets import TargetError, load_app
+from openenv.core.env_server.auth import is_loopback
 
-__all__ = ["is_loopback", "serve"]
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+__all__ = ["serve"]
 
 
 @click.command()

@@ -8,13 +8,13 @@ Every setting is documented in ``docs/studio.md`` (a test checks it) and validat
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from openenv.core.env_server.auth import is_loopback
 from webui.studio.errors import SettingsError
 
 __all__ = ["ENV_PREFIX", "SETTINGS", "Setting", "StudioSettings", "default_data_dir", "load_settings"]
@@ -91,16 +91,6 @@ class StudioSettings:
     @property
     def runtimes_dir(self) -> Path:
         return self.data_dir / "runtimes"
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def load_settings(

@@ -7,14 +7,25 @@ Accepts ``Authorization: Bearer <token>``, ``X-OpenEnv-Token: <token>`` or ``?to
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from typing import Any
 from urllib.parse import parse_qs
 
 from openenv.core.env_server.serialization import dumps
 
-__all__ = ["TokenAuthMiddleware"]
+__all__ = ["TokenAuthMiddleware", "is_loopback"]
 
 _OPEN_PATHS = frozenset({"/health"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost`` (binding anything else needs a token)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class TokenAuthMiddleware:

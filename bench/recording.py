@@ -1,9 +1,11 @@
 """Benchmark: recording overhead and store read speed.
 
-    .venv/bin/python bench/recording.py [--steps 2000] [--sessions 16]
+    .venv/bin/python bench/recording.py [--steps 2000] [--sessions 16] [--rounds 9] [--all-modes]
 
 1. Echo env steps/s through a plain client vs a recording client (same run, same server
-   process, interleaved rounds, best round kept), for one session and for N concurrent sessions.
+   process), for one session and for N concurrent sessions: paired rounds, the order swapped every
+   round, and the median of the per-pair ratios (the machine may be shared: also run it a few
+   times). ``--all-modes`` adds commit-per-step (``journal=False``) and ``commit_every=16``.
 2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode:
    one page of 100 steps and the whole episode.
 Prints ratios against the reference measured in the same run; it asserts nothing.
@@ -61,21 +63,27 @@ async def rate(
 
 
 def overhead(
-    url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int, commit_every: int = 1
-) -> None:
-    plain, rec = [], []
+    url: str, store: EpisodeStore, steps: int, sessions: int, rounds: int, mode: str, commit_every: int = 1
+) -> float:
+    """Paired rounds (plain, recording), the order swapped every round so drift cancels; prints the
+    median of the per-pair ratios. Returns it."""
     asyncio.run(rate(url, 100, sessions, None))  # warm up both paths
     asyncio.run(rate(url, 100, sessions, store, commit_every))
-    for _ in range(rounds):
-        plain.append(asyncio.run(rate(url, steps, sessions, None)))
-        rec.append(asyncio.run(rate(url, steps, sessions, store, commit_every)))
-    p, r = max(x[0] for x in plain), max(x[0] for x in rec)
-    pc, rc = min(x[1] for x in plain), min(x[1] for x in rec)
-    mode = "every step durable" if commit_every == 1 else f"commit_every={commit_every}"
-    print(f"  {sessions:>2} session(s), {mode}: plain {p:6.0f} steps/s | recording {r:6.0f} steps/s | "
-          f"recording/plain = {r / p:.3f} (overhead {100 * (1 - r / p):.1f}%; medians "
-          f"{statistics.median(x[0] for x in plain):.0f} / {statistics.median(x[0] for x in rec):.0f}) | "
-          f"client CPU/step {pc:.0f} / {rc:.0f} us")  # fmt: skip
+    plain, rec, ratios = [], [], []
+    for n in range(rounds):
+        order = (None, store) if n % 2 == 0 else (store, None)
+        got = {id(s): asyncio.run(rate(url, steps, sessions, s, commit_every)) for s in order}
+        p, r = got[id(None)], got[id(store)]
+        plain.append(p)
+        rec.append(r)
+        ratios.append(r[0] / p[0])
+    med = statistics.median(ratios)
+    print(f"  {sessions:>2} session(s), {mode}: recording/plain median {med:.3f} (overhead {100 * (1 - med):.1f}%; "
+          f"pairs {min(ratios):.2f}-{max(ratios):.2f}) | median steps/s plain "
+          f"{statistics.median(x[0] for x in plain):.0f} / recording {statistics.median(x[0] for x in rec):.0f} | "
+          f"client CPU/step {statistics.median(x[1] for x in plain):.0f} / "
+          f"{statistics.median(x[1] for x in rec):.0f} us")  # fmt: skip
+    return med
 
 
 def build_big_store(path: Path, episodes: int, long_steps: int) -> tuple[EpisodeStore, str]:
@@ -141,18 +149,24 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=16)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--all-modes", action="store_true", help="also commit per step and commit_every=16")
+    ap.add_argument("--overhead-only", action="store_true", help="skip the store read timings")
     args = ap.parse_args()
     proc, url = start_server()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            print("recording overhead (echo env, server in its own process, SQLite WAL store):")
-            with EpisodeStore(Path(tmp) / "rec.db") as store:
-                per_session = max(args.steps // args.sessions, 50)
-                overhead(url, store, args.steps, 1, args.rounds)
-                overhead(url, store, per_session, args.sessions, args.rounds)
-                overhead(url, store, args.steps, 1, args.rounds, commit_every=16)
-                overhead(url, store, per_session, args.sessions, args.rounds, commit_every=16)
+            print(f"recording overhead (echo env, server in its own process, SQLite WAL store; "
+                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs):")  # fmt: skip
+            per_session = max(args.steps // args.sessions, 50)
+            modes = [("journal (default)", {}, 1), ("commit per step (journal=False)", {"journal": False}, 1),
+                     ("commit_every=16", {}, 16)]  # fmt: skip
+            for name, options, every in modes if args.all_modes else modes[:1]:
+                with EpisodeStore(Path(tmp) / f"rec-{every}-{len(options)}.db", **options) as store:
+                    overhead(url, store, args.steps, 1, args.rounds, name, every)
+                    overhead(url, store, per_session, args.sessions, args.rounds, name, every)
+            if args.overhead_only:
+                return
             print("store reads:")
             reads(Path(tmp))
     finally:

@@ -26,6 +26,7 @@ from .errors import MissingExtraError, RecordingError, StoreBusyError, StoreCorr
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "connect_url",
+    "enable_wal",
     "guarded",
     "make_engine",
     "raw_sqlite_transaction",
@@ -99,6 +100,23 @@ def make_engine(target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -
         ) from exc
 
 
+def enable_wal(engine: Engine, display: str) -> None:
+    """Switch a SQLite file to WAL (persistent); retried while other openers hold locks."""
+    for attempt in range(50):
+        try:
+            with guarded("enable WAL"), engine.connect() as conn:
+                raw = conn.connection.driver_connection  # outside any transaction, as the pragma needs
+                mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    mode = raw.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except StoreBusyError:
+            mode = None
+        if str(mode).lower() == "wal":
+            return
+        time.sleep(min(0.01 * (attempt + 1), 0.2))
+    raise StoreBusyError(f"could not switch {display} to WAL mode: the file stayed locked")
+
+
 def _is_busy(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
@@ -158,15 +176,15 @@ def write_transaction(conn: Connection, fn: Callable[[Connection], T], *, what: 
 
 
 def raw_sqlite_transaction(
-    raw: sqlite3.Connection, statements: list[tuple[str, tuple[Any, ...]]], *, what: str
+    raw: sqlite3.Connection, body: Callable[[sqlite3.Connection], None], *, what: str
 ) -> None:
-    """The same transaction on the driver connection itself: the per-step hot path on SQLite."""
+    """``body(raw)`` in the same kind of transaction on the driver connection itself: the per-step
+    hot path on SQLite."""
 
     def once() -> None:
         raw.execute("BEGIN IMMEDIATE")
         try:
-            for sql, params in statements:
-                raw.execute(sql, params)
+            body(raw)
             raw.execute("COMMIT")
         except BaseException:
             if raw.in_transaction:

@@ -4,8 +4,8 @@ JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one enc
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
 Episode rows carry ``env_name``/``source``/``label`` copied from their run so listings filter
 and page on one indexed table, with no join and no aggregate. ``step_count``/``total_reward``
-are updated with every step, so they are deliberately not indexed (an index on each would
-double the pages written per step); return/length filters ride the ``started_at`` order.
+are updated with every commit of steps, so they are deliberately not indexed (an index on each
+would add pages to every commit); return/length filters ride the ``started_at`` order.
 """
 
 from __future__ import annotations

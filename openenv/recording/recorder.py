@@ -3,11 +3,12 @@ every episode it plays is written to an ``EpisodeStore``.
 
     env = record(EchoEnv(base_url=url), store=store, label="ppo-3")
     await env.reset(seed=1)            # starts a new episode (the previous one ends: "reset")
-    await env.step(EchoAction(...))    # the step is committed when this returns
+    await env.step(EchoAction(...))    # the step is durable when this returns
     await env.close()                  # the open episode ends: "closed"
 
 A process that dies mid-episode leaves it unfinished (``ended_at`` null) with every step it
-returned. Anything not overridden here (``connect``, ``base_url``...) goes to the wrapped client.
+returned (on SQLite, steps not yet committed are replayed from the store's journal by the next
+store that opens: see ``journal.py``). Anything not overridden here (``connect``, ``base_url``...) goes to the wrapped client.
 """
 
 from __future__ import annotations
@@ -124,9 +125,13 @@ class _Recorder:
     def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
         assert self.run_id is not None
         self.flush()
+        replaces = self.episode_id
+        if replaces is not None and self.journaled:  # queued behind its steps: no wait for them
+            self.store.journal_end(replaces, "reset")
+            replaces = None
         self.episode_id = self.store.start_episode(
             self.run_id,
-            replaces=self.episode_id,
+            replaces=replaces,
             reset_kwargs=kwargs,
             observation=normalise_observation(result.observation),
             reward=result.reward,
@@ -161,6 +166,18 @@ class _Recorder:
         rows, self.pending = self.pending, []
         return rows
 
+    @property
+    def journaled(self) -> bool:
+        """Steps go through the store's journal (SQLite, one commit per step asked for)."""
+        return self.commit_every == 1 and self.store.journaled
+
+    def save(self, rows: list[dict[str, Any]]) -> None:
+        """Make ``rows`` durable before ``step()`` returns: journaled, or committed."""
+        if self.journaled:
+            self.store.journal_steps(rows)
+        else:
+            self.store.append_steps(rows)
+
     def flush(self) -> None:
         """Commit held steps (episode boundaries and close)."""
         if self.pending:
@@ -169,7 +186,7 @@ class _Recorder:
 
     def end(self, reason: str) -> None:
         self.flush()
-        if self.episode_id is not None:
+        if self.episode_id is not None:  # committed with every journaled step before it
             self.store.finish_episode(self.episode_id, reason)
             self.episode_id = None
 
@@ -216,10 +233,10 @@ class RecordingEnvClient:
         state = await self._client.state() if self._rec.capture_state and self._rec.episode_id else None
         row = self._rec.step_row(payload, result, latency, state)
         rows = self._rec.hold(row) if row is not None else []
-        if len(rows) == 1:
+        if len(rows) == 1 and not self._rec.journaled:
             await batcher.append(rows[0])
         elif rows:
-            self._rec.store.append_steps(rows)
+            self._rec.save(rows)
         return result
 
     async def close(self) -> None:
@@ -281,7 +298,7 @@ class SyncRecordingEnvClient:
         row = self._rec.step_row(payload, result, latency, state)
         rows = self._rec.hold(row) if row is not None else []
         if rows:
-            self._rec.store.append_steps(rows)
+            self._rec.save(rows)
         return result
 
     def close(self) -> None:
@@ -326,7 +343,7 @@ def record(
         env_name, provider, image: override what is read from the server / the client's provider.
         info: any JSON-able facts to keep with the run (hyper-parameters, git sha...).
         capture_state: also fetch and store ``state()`` after every reset/step (one more round trip).
-        commit_every: 1 (default) commits each step before ``step()`` returns. N > 1 holds steps
+        commit_every: 1 (default) makes each step durable before ``step()`` returns. N > 1 holds steps
             and commits them N at a time and at every episode end, reset and close: faster, but a
             crash loses up to N - 1 steps.
 

@@ -1,7 +1,7 @@
 """Step rows and the SQL that appends them (the hot path of recording).
 
-A row is the ``step`` table's columns in order, already serialised; ``sqlite_statements`` turns
-rows into pre-written qmark SQL for the driver connection, ``core_append`` does the same through
+A row is the ``step`` table's columns in order, already serialised; ``sqlite_append`` writes
+rows with pre-written qmark SQL on the driver connection, ``core_append`` does the same through
 SQLAlchemy for other dialects. Both also keep the episode's ``step_count``/``total_reward``
 current and end the episode on ``done``, in the caller's transaction.
 """
@@ -16,7 +16,14 @@ from sqlalchemy.engine import Connection
 
 from .jsonable import dumps
 
-__all__ = ["END_EPISODE", "core_append", "insert_first_step", "make_step_row", "sqlite_statements"]
+__all__ = [
+    "END_EPISODE",
+    "core_append",
+    "insert_first_step",
+    "make_step_row",
+    "sqlite_append",
+    "sqlite_replay",
+]
 
 _COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = text(
@@ -33,8 +40,11 @@ END_EPISODE = text(
 )
 _Q_INSERT = f"INSERT INTO step ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _Q_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
-_Q_BUMP_REWARD = (
-    "UPDATE episode SET step_count = ?, total_reward = COALESCE(total_reward, 0) + ? WHERE id = ?"
+_Q_SET_COUNTS = "UPDATE episode SET step_count = ?, total_reward = ? WHERE id = ?"
+_Q_INSERT_NEW = f"INSERT OR IGNORE INTO step ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_Q_BUMP_MAX = (
+    "UPDATE episode SET step_count = MAX(step_count, ?),"
+    " total_reward = CASE WHEN ? IS NULL THEN total_reward ELSE COALESCE(total_reward, 0) + ? END WHERE id = ?"
 )
 _Q_END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
 
@@ -43,7 +53,7 @@ def make_step_row(
     episode_id: str, idx: int, action: Any, observation: Any, reward: Any, done: bool, metadata: Any,
     latency_ms: float | None, t: float, state: Any,
 ) -> dict[str, Any]:  # fmt: skip
-    """The ``step`` row (column order matters: ``sqlite_statements`` uses the values in order)."""
+    """The ``step`` row (column order matters: ``sqlite_append`` and the journal use the values in order)."""
     return {
         "episode_id": episode_id,
         "idx": idx,
@@ -58,16 +68,50 @@ def make_step_row(
     }
 
 
-def sqlite_statements(rows: Sequence[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
-    """Driver-level statements appending ``rows`` (for ``raw_sqlite_transaction``)."""
-    stmts: list[tuple[str, tuple[Any, ...]]] = []
+def sqlite_append(raw: Any, rows: Sequence[dict[str, Any]]) -> None:
+    """Append ``rows`` on the driver connection, in the caller's transaction: one ``executemany``
+    and one counter update per episode (rewards summed in step order, as step-by-step updates
+    would), the end of every episode a row finishes, then queued ends (``{"end": reason}``)."""
+    ends = [row for row in rows if "end" in row]  # queued episode ends (``journal_end``)
+    if ends:
+        rows = [row for row in rows if "end" not in row]
+    raw.executemany(_Q_INSERT, [tuple(row.values()) for row in rows])
+    per_episode: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        eid, reward, idx = row["episode_id"], row["reward"], row["idx"]
-        stmts.append((_Q_INSERT, tuple(row.values())))
-        stmts.append((_Q_BUMP, (idx, eid)) if reward is None else (_Q_BUMP_REWARD, (idx, reward, eid)))
-        if row["done"]:
-            stmts.append((_Q_END, (row["t"], "done", True, eid)))
-    return stmts
+        per_episode.setdefault(row["episode_id"], []).append(row)
+    for eid, mine in per_episode.items():
+        rewards = [row["reward"] for row in mine if row["reward"] is not None]
+        if rewards:
+            (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
+            for reward in rewards:
+                total = (0 if total is None else total) + reward
+            raw.execute(_Q_SET_COUNTS, (mine[-1]["idx"], total, eid))
+        else:
+            raw.execute(_Q_BUMP, (mine[-1]["idx"], eid))
+        for row in mine:
+            if row["done"]:
+                raw.execute(_Q_END, (row["t"], "done", True, eid))
+    for end in ends:  # after the steps: a ``done`` step's end wins over a later close
+        raw.execute(_Q_END, (end["t"], end["end"], False, end["episode_id"]))
+
+
+def sqlite_replay(raw: Any, rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert journal rows (column values in order) not in the store yet, with their episode's
+    counters, inside the caller's transaction; rows of deleted episodes are dropped. Returns how
+    many were new."""
+    exists: dict[str, bool] = {}
+    new = 0
+    for values in rows:
+        eid, idx, reward, done, t = values[0], values[1], values[4], values[5], values[8]
+        if eid not in exists:
+            exists[eid] = raw.execute("SELECT 1 FROM episode WHERE id = ?", (eid,)).fetchone() is not None
+        if not exists[eid] or raw.execute(_Q_INSERT_NEW, values).rowcount != 1:
+            continue
+        new += 1
+        raw.execute(_Q_BUMP_MAX, (idx, reward, reward, eid))
+        if done:
+            raw.execute(_Q_END, (t, "done", True, eid))
+    return new
 
 
 def core_append(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:

@@ -6,7 +6,9 @@
     store.append_step(ep, 1, action={"message": "hi"}, observation={"echoed": "hi"}, reward=1.0, done=True)
 
 Every write is one short transaction on the store's single writer connection (a lock makes it
-safe across threads); it has committed when the method returns. Reads (``queries.py``,
+safe across threads); it has committed when the method returns. ``journal_steps`` (the recorder's
+path on SQLite) instead makes steps durable in a journal file and commits them in the background
+(``journal.py``); every read and write of this process waits for them first. Reads (``queries.py``,
 re-exported here as methods) use pooled connections and never block the writer under WAL.
 """
 
@@ -21,17 +23,24 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, insert, text, update
+from sqlalchemy import delete, event, insert, text, update
 from sqlalchemy.engine import Connection
 
-from . import queries
-from .engine import BUSY_TIMEOUT_MS, guarded, make_engine, raw_sqlite_transaction, write_transaction
-from .errors import EpisodeNotFoundError, StoreBusyError
+from . import queries, step_rows
+from .engine import (
+    BUSY_TIMEOUT_MS,
+    enable_wal,
+    guarded,
+    make_engine,
+    raw_sqlite_transaction,
+    write_transaction,
+)
+from .errors import EpisodeNotFoundError
+from .journal import StepJournal, drain_local, no_drain, recover
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
-from .step_rows import END_EPISODE, core_append, insert_first_step, make_step_row, sqlite_statements
 
 __all__ = ["DEFAULT_STORE_ENV", "EpisodeStore", "default_store_target", "new_id"]
 
@@ -60,18 +69,27 @@ def new_id() -> str:
 class EpisodeStore:
     """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL)."""
 
-    def __init__(self, target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        """Open (creating or migrating) the store; ``busy_timeout_ms`` is SQLite's lock wait per try."""
+    def __init__(
+        self, target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, journal: bool = True
+    ) -> None:
+        """Open (creating or migrating) the store; ``busy_timeout_ms`` is SQLite's lock wait per try;
+        ``journal=False`` makes ``journal_steps`` commit each call instead (SQLite only)."""
         self.target = str(target)
         self.engine = make_engine(target, busy_timeout_ms=busy_timeout_ms)
         self.dialect = self.engine.dialect.name
         self._lock = threading.Lock()
         self._writer: Connection | None = None
         self._pid = os.getpid()
+        self._journal: StepJournal | None = None
+        self.journaled = journal and self.dialect == "sqlite"
+        self._key = os.path.realpath(self.engine.url.database or "") if self.dialect == "sqlite" else ""
         try:
             self.write(ensure_schema, what=f"open store {self._display()}")
             if self.dialect == "sqlite":
-                self._enable_wal()
+                enable_wal(self.engine, self._display())
+                key = self._key
+                event.listen(self.engine, "engine_connect", lambda _conn: drain_local(key))
+                recover(key, self._replay)
         except BaseException:
             self.close()  # refused (corrupt, newer, unreachable): release every connection
             raise
@@ -79,25 +97,12 @@ class EpisodeStore:
     def _display(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
-    def _enable_wal(self) -> None:
-        """Switch a SQLite file to WAL (persistent); retried while other openers hold locks."""
-        for attempt in range(50):
-            try:
-                with guarded("enable WAL"), self.engine.connect() as conn:
-                    raw = conn.connection.driver_connection  # outside any transaction, as the pragma needs
-                    mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
-                    if str(mode).lower() != "wal":
-                        mode = raw.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            except StoreBusyError:
-                mode = None
-            if str(mode).lower() == "wal":
-                return
-            time.sleep(min(0.01 * (attempt + 1), 0.2))
-        raise StoreBusyError(f"could not switch {self._display()} to WAL mode: the file stayed locked")
-
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the writer connection and the pool."""
+        """Commit journaled steps; release the writer connection and the pool."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
         with self._lock:
             if self._writer is not None:
                 self._writer.close()
@@ -110,8 +115,11 @@ class EpisodeStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def write(self, fn: Callable[[Connection], T], *, what: str = "write") -> T:
-        """Run ``fn(conn)`` as one committed write transaction: the single write path."""
+    def write(self, fn: Callable[[Connection], T], *, what: str = "write", drain: bool = True) -> T:
+        """Run ``fn(conn)`` as one committed write transaction: the single write path (after every
+        journaled step of this store, so episode ends and deletions see them)."""
+        if drain and self._journal is not None:
+            self._journal.drain()
         with self._lock:
             try:
                 return write_transaction(self._writer_connection(), fn, what=what)
@@ -130,7 +138,7 @@ class EpisodeStore:
             self._writer, self._pid = None, os.getpid()
             self.engine.dispose(close=False)
         if self._writer is None:
-            with guarded(f"connect to {self._display()}"):
+            with guarded(f"connect to {self._display()}"), no_drain():
                 self._writer = self.engine.connect().execution_options(openenv_begin="IMMEDIATE")
         return self._writer
 
@@ -168,7 +176,7 @@ class EpisodeStore:
             "pid": os.getpid(),
             "info": None if info is None else dumps(info),
         }
-        self.write(lambda c: c.execute(insert(EnvRun.__table__), row), what="create run")
+        self.write(lambda c: c.execute(insert(EnvRun.__table__), row), what="create run", drain=False)
         return row["id"]
 
     def start_episode(
@@ -193,7 +201,9 @@ class EpisodeStore:
         seed = kwargs.get("seed")
         now = time.time()
         eid = episode_id or new_id()
-        step0 = make_step_row(eid, 0, None, observation, reward, done, metadata, latency_ms, now, state)
+        step0 = step_rows.make_step_row(
+            eid, 0, None, observation, reward, done, metadata, latency_ms, now, state
+        )
 
         def tx(conn: Connection) -> None:
             run = conn.execute(
@@ -219,12 +229,12 @@ class EpisodeStore:
                     "done": done,
                 },
             )
-            insert_first_step(conn, step0)
+            step_rows.insert_first_step(conn, step0)
             if replaces is not None:
                 ended = {"t": now, "reason": "reset", "done": False, "episode_id": replaces}
-                conn.execute(END_EPISODE, ended)
+                conn.execute(step_rows.END_EPISODE, ended)
 
-        self.write(tx, what="start episode")
+        self.write(tx, what="start episode", drain=replaces is not None)  # a new id waits for nothing
         return eid
 
     def append_step(
@@ -241,25 +251,51 @@ class EpisodeStore:
         state: Any = None,
     ) -> None:
         """Append step ``index`` (>= 1); committed on return. ``done`` ends the episode."""
-        self.append_steps([make_step_row(episode_id, index, action, observation, reward, done, metadata,
+        self.append_steps([step_rows.make_step_row(episode_id, index, action, observation, reward, done, metadata,
                                           latency_ms, time.time(), state)])  # fmt: skip
 
     def append_steps(self, rows: Sequence[dict[str, Any]]) -> None:
         """Commit several prepared step rows (``step_row``) in one transaction (group commit)."""
-        what = "record step " + ", ".join(f"{r['idx']} of episode {r['episode_id']}" for r in rows[:3])
+        what = "record step " + ", ".join(f"{r.get('idx')} of episode {r['episode_id']}" for r in rows[:3])
         if self.dialect == "sqlite":
-            stmts = sqlite_statements(rows)
             with self._lock:  # the driver connection of the one writer: ~4x cheaper than Core per step
-                raw_sqlite_transaction(
-                    self._writer_connection().connection.driver_connection, stmts, what=what
-                )
+                raw = self._writer_connection().connection.driver_connection
+                raw_sqlite_transaction(raw, lambda r: step_rows.sqlite_append(r, rows), what=what)
             return
-        self.write(lambda conn: core_append(conn, rows), what=what)
+        self.write(lambda conn: step_rows.core_append(conn, rows), what=what)
+
+    def _replay(self, rows: list[tuple[Any, ...]]) -> int:
+        return self.write(
+            lambda c: step_rows.sqlite_replay(c.connection.driver_connection, rows), what="replay journal"
+        )
+
+    def journal_steps(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Make prepared step rows durable and return; on SQLite they reach the journal file now and
+        the database a moment later (``journal.py``), elsewhere this is ``append_steps``."""
+        if not self.journaled:
+            return self.append_steps(rows)
+        return self._step_journal().append(rows)
+
+    def journal_end(self, episode_id: str, reason: str) -> None:
+        """``finish_episode``, committed after the journaled steps before it (a crash first leaves the
+        episode unfinished, as it would have been anyway)."""
+        if not self.journaled:
+            return self.finish_episode(episode_id, reason)
+        return self._step_journal().queue({"episode_id": episode_id, "end": reason, "t": time.time()})
+
+    def _step_journal(self) -> StepJournal:
+        journal = self._journal
+        if journal is None or journal.pid != os.getpid():
+            with self._lock:
+                if self._journal is None or self._journal.pid != os.getpid():
+                    self._journal = StepJournal(self._key, self.append_steps)
+                journal = self._journal
+        return journal
 
     def finish_episode(self, episode_id: str, reason: str) -> None:
         """Mark an episode ended (``reset``, ``closed``, ``error``...) unless it already is."""
         params = {"t": time.time(), "reason": reason, "done": False, "episode_id": episode_id}
-        self.write(lambda c: c.execute(END_EPISODE, params), what="finish episode")
+        self.write(lambda c: c.execute(step_rows.END_EPISODE, params), what="finish episode")
 
     def delete_episodes(self, episode_ids: Iterable[str]) -> int:
         """Delete episodes with their steps and tags; returns how many episodes went."""
@@ -299,20 +335,12 @@ class EpisodeStore:
         self.write(tx, what="set tags")
 
     def step_row(
-        self,
-        episode_id: str,
-        index: int,
-        *,
-        action: Any,
-        observation: Any,
-        reward: float | None = None,
-        done: bool = False,
-        metadata: dict[str, Any] | None = None,
-        latency_ms: float | None = None,
+        self, episode_id: str, index: int, *, action: Any, observation: Any, reward: float | None = None,
+        done: bool = False, metadata: dict[str, Any] | None = None, latency_ms: float | None = None,
         state: Any = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]:  # fmt: skip
         """A step row for ``append_steps`` (serialised now, stamped with the current time)."""
-        return make_step_row(episode_id, index, action, observation, reward, done, metadata, latency_ms,
+        return step_rows.make_step_row(episode_id, index, action, observation, reward, done, metadata, latency_ms,
                               time.time(), state)  # fmt: skip
 
     # -- reads (see queries.py) ------------------------------------------------------------------

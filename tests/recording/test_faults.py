@@ -42,6 +42,7 @@ def _popen(*args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
         [sys.executable, str(WRITER), *args],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -165,6 +166,41 @@ def test_killed_training_script_leaves_episode_unfinished(db_path: Path, echo_ur
         assert [x.index for x in steps] == list(range(13))
         assert steps[12].observation == {"echoed_message": "step 11", "message_length": 7}
         assert s.list_episodes(EpisodeFilter(finished=False)).items[0].id == eid
+
+
+def test_killed_script_keeps_journaled_steps_no_commit_could_reach(db_path: Path, echo_url: str) -> None:
+    """The durability of the journal itself: while another connection holds the database's write
+    lock, no step can be committed; steps whose ``step()`` returned still survive a SIGKILL."""
+    proc = _popen(str(db_path), "--client", echo_url, "--hang-after", "25", "--wait-go")
+    con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("reset"), proc.stderr.read() if proc.stderr else line
+        eid = line.split()[1]
+        con.execute("BEGIN IMMEDIATE")  # from here on the script cannot commit anything
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+        if con.in_transaction:
+            con.execute("COMMIT")
+    assert con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone() == (1,)
+    con.close()
+    journals = list(Path(str(db_path) + ".steps").glob("*.jnl"))
+    assert len(journals) == 1 and journals[0].stat().st_size > 0
+    with EpisodeStore(db_path) as s:  # opening replays the dead script's journal
+        ep = s.get_episode(eid)
+        assert not ep.finished and ep.step_count == 25 and ep.total_reward is not None
+        steps = s.load_steps(eid)
+        assert [x.index for x in steps] == list(range(26))
+        assert steps[25].observation == {"echoed_message": "step 24", "message_length": 7}
+    assert not any(Path(str(db_path) + ".steps").glob("*.jnl"))
+    with EpisodeStore(db_path) as s:  # replaying is done once; opening again changes nothing
+        assert s.get_episode(eid).step_count == 25 and len(s.load_steps(eid)) == 26
 
 
 def test_many_writer_processes_lose_nothing(db_path: Path) -> None:

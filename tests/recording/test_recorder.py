@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import random
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from openenv.core import Action, Environment, GenericEnvClient, Observation, State, create_app
 from openenv.envs.echo import EchoAction, EchoEnv
 from openenv.recording import EpisodeStore, StoreFullError, record, rerun, rerun_sync
+from openenv.recording.journal import parse_journal
 from tests.server_utils import running_server
 
 
@@ -92,20 +94,32 @@ def test_async_recording_of_typed_client(store: EpisodeStore, echo_url: str) -> 
     assert store.get_episode(second).end_reason == "closed"
 
 
-def test_step_is_durable_when_it_returns(db_path: Path, echo_url: str) -> None:
-    with EpisodeStore(db_path) as store:
+@pytest.mark.parametrize("journal", [False, True])
+def test_step_is_durable_when_it_returns(db_path: Path, echo_url: str, journal: bool) -> None:
+    def committed(eid: str) -> int:  # a separate connection, as another process would see it
+        con = sqlite3.connect(db_path)
+        try:
+            return con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone()[0]
+        finally:
+            con.close()
+
+    with EpisodeStore(db_path, journal=journal) as store:
         env = record(EchoEnv(base_url=echo_url).sync(), store=store)
         with env:
             env.reset()
             for i in range(1, 4):
                 env.step(EchoAction(message="m" * i))
-                # a separate connection (another process would see the same) already sees it
-                count = (
-                    sqlite3.connect(db_path)
-                    .execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (env.episode_id,))
-                    .fetchone()[0]
-                )
-                assert count == i + 1
+                if not journal:  # committed on return
+                    assert committed(env.episode_id) == i + 1
+                    continue
+                # journaled on return (test_faults kills a script to prove it), committed a moment later
+                (journal_file,) = Path(str(db_path) + ".steps").glob("*.jnl")
+                assert parse_journal(journal_file.read_bytes())[-1][1] == i  # the step's index
+                deadline = time.monotonic() + 10
+                while committed(env.episode_id) < i + 1 and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                assert committed(env.episode_id) == i + 1
+                assert len(store.load_steps(env.episode_id)) == i + 1
 
 
 def test_sync_generic_client_with_state_capture(store: EpisodeStore, echo_url: str) -> None:
@@ -168,7 +182,8 @@ def test_async_rerun_with_typed_actions_finds_tampered_reward(db_path: Path, ech
     assert (report.diverged_at, report.field, report.expected, report.actual) == (2, "reward", 99.0, 0.2)
 
 
-def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal", [False, True])
+def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path, journal: bool) -> None:
     import os
     import subprocess
 
@@ -179,7 +194,7 @@ def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path) -> N
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], check=True)
     try:
-        store = EpisodeStore(mnt / "e.db")
+        store = EpisodeStore(mnt / "e.db", journal=journal)
         env = record(EchoEnv(base_url=echo_url).sync(), store=store)
         done = 0
         with pytest.raises(StoreFullError):
@@ -187,10 +202,18 @@ def test_disk_full_reaches_the_training_loop(echo_url: str, tmp_path: Path) -> N
             for i in range(5000):
                 env.step(EchoAction(message=f"{i:06d}" * 300))
                 done += 1
-        assert done > 3 and store.get_episode(env.episode_id).step_count == done
+        assert done > 3
+        eid = env.episode_id
+        if not journal:  # every step that returned is committed
+            assert store.get_episode(eid).step_count == done
+        else:  # journaled: reported at the next step, committed once there is room again
+            subprocess.run(["mount", "-o", "remount,size=8m", str(mnt)], check=True)
         with contextlib.suppress(StoreFullError):  # ending the episode may not fit either
             env.close()
         store.close()
+        with EpisodeStore(mnt / "e.db") as again:  # replays a journal left behind, if any
+            assert again.get_episode(eid).step_count == done
+            assert [s.index for s in again.load_steps(eid)] == list(range(done + 1))
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=True)
 

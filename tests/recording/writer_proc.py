@@ -1,11 +1,12 @@
 """A recording process used by the concurrency and crash tests (run as a script).
 
     python writer_proc.py DB EPISODES STEPS [--hang-after N]
-    python writer_proc.py DB --client URL --hang-after N
+    python writer_proc.py DB --client URL --hang-after N [--wait-go]
 
 Records EPISODES episodes of STEPS steps each; with --hang-after it prints "ready" after N steps
 of the first episode and sleeps (bounded) so the parent can kill it mid-episode. With --client
-it plays the echo server at URL through ``record()``, like a training script.
+it plays the echo server at URL through ``record()``, like a training script; with --wait-go it
+prints "reset" after the reset and reads a line from stdin before stepping.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import time
 from openenv.recording import EpisodeStore, RecordingError
 
 
-def play_client(db: str, url: str, hang_after: int) -> int:
+def play_client(db: str, url: str, hang_after: int, wait_go: bool = False) -> int:
     from openenv.envs.echo import EchoAction, EchoEnv
     from openenv.recording import record
 
     store = EpisodeStore(db)
     env = record(EchoEnv(base_url=url).sync(), store=store, label="training-script")
     env.reset(seed=4)
+    if wait_go:
+        print("reset", env.episode_id, flush=True)
+        sys.stdin.readline()
     for i in range(hang_after):
         env.step(EchoAction(message=f"step {i}"))
     print("ready", env.episode_id, flush=True)
@@ -32,7 +36,7 @@ def play_client(db: str, url: str, hang_after: int) -> int:
 
 def main(argv: list[str]) -> int:
     if argv[1] == "--client":
-        return play_client(argv[0], argv[2], int(argv[4]))
+        return play_client(argv[0], argv[2], int(argv[4]), "--wait-go" in argv)
     db, episodes, steps = argv[0], int(argv[1]), int(argv[2])
     hang_after = int(argv[4]) if len(argv) > 4 and argv[3] == "--hang-after" else None
     try:

@@ -1,0 +1,88 @@
+"""The step journal: record format, replay after a crash, ordering, read-your-writes."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import orjson
+
+from openenv.recording import EpisodeStore
+from openenv.recording.journal import _HEADER, journal_folder, parse_journal
+
+
+def _record(rows: list[list[object]]) -> bytes:
+    body = orjson.dumps(rows)
+    return _HEADER.pack(len(body), zlib.crc32(body)) + body
+
+
+def _row(store: EpisodeStore, eid: str, idx: int, reward: float | None = 1.0, done: bool = False) -> dict:
+    return store.step_row(eid, idx, action={"m": idx}, observation={"o": idx}, reward=reward, done=done)
+
+
+def test_parse_stops_at_the_end_mark_and_at_a_torn_record() -> None:
+    a, b = (
+        [["e", 1, None, "{}", None, False, None, None, 1.0, None]],
+        [["e", 2, None, "{}", 0.5, True, None, None, 2.0, None]],
+    )
+    data = _record(a) + _record(b) + bytes(8) + _record(a)  # stale record after the end mark
+    assert [r[1] for r in parse_journal(data)] == [1, 2]
+    torn = _record(a) + _record(b)[:-3] + b"xyz"
+    assert [r[1] for r in parse_journal(torn)] == [1]
+    assert parse_journal(b"") == [] and parse_journal(bytes(64)) == []
+
+
+def test_a_dead_process_journal_is_replayed_once_on_open(db_path: Path) -> None:
+    with EpisodeStore(db_path, journal=False) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        gone = store.start_episode(run, observation={})
+        store.append_steps([_row(store, eid, 1, reward=0.25)])
+        rows = [
+            _row(store, eid, 1, reward=0.25),
+            _row(store, eid, 2, reward=0.5),
+            _row(store, eid, 3, done=True),
+        ]
+        lost = [_row(store, gone, 1)]
+        store.delete_episodes([gone])
+    folder = journal_folder(str(db_path.resolve()))
+    folder.mkdir()
+    (folder / "4242-dead.jnl").write_bytes(
+        _record([list(r.values()) for r in rows[:2]])
+        + _record([list(r.values()) for r in rows[2:] + lost])
+        + bytes(8)
+    )
+    with EpisodeStore(db_path) as store:
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward, ep.end_reason) == (3, 0.25 + 0.5 + 1.0, "done")
+        assert [s.index for s in store.load_steps(eid)] == [0, 1, 2, 3]
+        assert store.count_episodes() == 1  # the deleted episode did not come back
+    assert not any(folder.glob("*.jnl"))
+
+
+def test_live_journal_is_left_alone_and_read_through_in_process(db_path: Path) -> None:
+    with EpisodeStore(db_path) as writer:
+        run = writer.create_run(env_name="echo")
+        eid = writer.start_episode(run, observation={})
+        writer.journal_steps([_row(writer, eid, 1)])
+        (journal,) = journal_folder(str(db_path.resolve())).glob("*.jnl")
+        with EpisodeStore(db_path) as reader:  # opening does not replay a live journal...
+            assert journal.exists()
+            assert [s.index for s in reader.load_steps(eid)] == [0, 1]  # ...and reads see its steps
+        writer.journal_steps([_row(writer, eid, 2, done=True)])
+    assert not journal.exists()  # closed cleanly: everything committed, file removed
+    with EpisodeStore(db_path) as store:
+        assert store.get_episode(eid).step_count == 2
+
+
+def test_queued_reset_end_keeps_a_done_reason_and_follows_the_steps(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        done_ep = store.start_episode(run, observation={})
+        open_ep = store.start_episode(run, observation={})
+        store.journal_steps([_row(store, done_ep, 1, done=True), _row(store, open_ep, 1, reward=None)])
+        store.journal_end(done_ep, "reset")
+        store.journal_end(open_ep, "reset")
+        a, b = store.get_episode(done_ep), store.get_episode(open_ep)
+        assert (a.end_reason, a.done, a.step_count) == ("done", True, 1)
+        assert (b.end_reason, b.done, b.step_count, b.total_reward) == ("reset", False, 1, None)

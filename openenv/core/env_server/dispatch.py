@@ -7,6 +7,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -87,7 +88,29 @@ def _overrides_cls(cls: type, name: str) -> bool:
 
 
 def _has_own_state(env: Any) -> bool:
-    return _overrides_cls(type(env), "state") or "state" in getattr(env, "__dict__", {})
+    return _traits(type(env)).own_state or "state" in getattr(env, "__dict__", {})
+
+
+@dataclass(frozen=True)
+class _Traits:
+    """What the dispatcher needs to know about an environment class, computed once."""
+
+    async_reset: bool
+    async_step: bool
+    step_takes_timeout: bool
+    own_state: bool
+
+
+@lru_cache(maxsize=256)
+def _traits(cls: type) -> _Traits:
+    async_step = _overrides_cls(cls, "step_async")
+    names, var_kw = _signature_params(cls, "step_async" if async_step else "step")
+    return _Traits(
+        async_reset=_overrides_cls(cls, "reset_async"),
+        async_step=async_step,
+        step_takes_timeout=var_kw or "timeout_s" in names,
+        own_state=_overrides_cls(cls, "state"),
+    )
 
 
 class Dispatcher:
@@ -105,7 +128,7 @@ class Dispatcher:
         kwargs = self._reset_kwargs(session.env, data)
         episode_id = kwargs.get("episode_id") or Environment.new_episode_id()
         env = session.env
-        use_async = _overrides_cls(type(env), "reset_async")
+        use_async = _traits(type(env)).async_reset
         call_kwargs = self._filter(type(env), "reset_async" if use_async else "reset", kwargs)
         if use_async:
             obs = await self._run(session, lambda: env.reset_async(**call_kwargs), None, timeout_s)
@@ -132,10 +155,9 @@ class Dispatcher:
         action = self.codec.parse(action_data)
         env = session.env
         deadline = self._deadline(timeout_s)
-        use_async = _overrides_cls(type(env), "step_async")
-        names, var_kw = _signature_params(type(env), "step_async" if use_async else "step")
-        extra = {"timeout_s": deadline} if (var_kw or "timeout_s" in names) and deadline else {}
-        if use_async:
+        traits = _traits(type(env))
+        extra = {"timeout_s": deadline} if traits.step_takes_timeout and deadline else {}
+        if traits.async_step:
             obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline)
         else:
             obs = await self._run(session, None, lambda: env.step(action, **extra), deadline)
@@ -243,6 +265,9 @@ class Dispatcher:
 
     @staticmethod
     def _sync_default_state(session: Session) -> None:
+        """Keep the default ``Environment.state`` (episode id, step count) true for envs without their own."""
+        if _traits(type(session.env)).own_state:
+            return
         state = session.env.__dict__.get("_openenv_default_state") if hasattr(session.env, "__dict__") else None
         if state is None and isinstance(session.env, Environment) and not _has_own_state(session.env):
             state = State()

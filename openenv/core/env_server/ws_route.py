@@ -34,6 +34,7 @@ log = logging.getLogger("openenv.server")
 
 FEATURES = "request-id,timeout"
 REFUSAL_WAIT_S = 5.0
+WATCH_AFTER_S = 0.05
 _FATAL = (CapacityError, FactoryError, SessionNotFoundError)
 
 
@@ -45,46 +46,49 @@ def _error_frame(err: OpenEnvError, request_id: Any = None) -> bytes:
 
 
 class _Connection:
-    """One WebSocket and its session, with one outstanding receive so a vanished peer
-    is noticed even while a step runs."""
+    """One WebSocket and its session.
+
+    Frames are read directly while idle. A call that outlasts ``WATCH_AFTER_S`` gets an
+    outstanding receive armed beside it, so a peer that vanishes mid-step is noticed and the
+    call cancelled; quick calls (the common case) pay nothing for that.
+    """
 
     def __init__(self, server: HTTPEnvServer, ws: WebSocket) -> None:
         self.server = server
         self.ws = ws
         self.session: Session | None = None
-        self._recv: asyncio.Task | None = None
+        self._recv: asyncio.Future | None = None
+        self._task = asyncio.current_task()  # the connection's handler task, cancelled if the peer leaves
 
     async def send(self, frame: bytes) -> None:
         await self.ws.send_text(frame.decode())
 
-    def _arm(self) -> asyncio.Task:
-        if self._recv is None:
-            self._recv = asyncio.ensure_future(self.ws.receive())
-        return self._recv
-
     async def next_message(self) -> dict[str, Any]:
-        task = self._arm()
-        try:
+        task, self._recv = self._recv, None
+        if task is not None:
             return await task
-        finally:
-            self._recv = None
+        return await self.ws.receive()
 
     async def run_watching_peer(self, coro: Any) -> tuple[bool, Any]:
         """Await ``coro``; if the peer disconnects meanwhile, cancel it. Returns (peer_alive, result)."""
-        recv = self._arm()
-        if recv.done() and _is_disconnect(recv):
+        if self._recv is not None and self._recv.done() and _is_disconnect(self._recv):
             coro.close()
             return False, None
-        me = asyncio.current_task()
+        me = self._task
         peer_left = False
 
-        def on_frame(task: asyncio.Task) -> None:
+        def on_frame(task: asyncio.Future) -> None:
             nonlocal peer_left
             if _is_disconnect(task) and me is not None:
                 peer_left = True
                 me.cancel()
 
-        recv.add_done_callback(on_frame)
+        def watch() -> None:
+            if self._recv is None:
+                self._recv = asyncio.ensure_future(self.ws.receive())
+            self._recv.add_done_callback(on_frame)
+
+        timer = asyncio.get_running_loop().call_later(WATCH_AFTER_S, watch)
         try:
             return True, await coro
         except asyncio.CancelledError:
@@ -95,7 +99,9 @@ class _Connection:
             log.debug("call cancelled: the peer left mid-step")
             return False, None
         finally:
-            recv.remove_done_callback(on_frame)
+            timer.cancel()
+            if self._recv is not None:
+                self._recv.remove_done_callback(on_frame)
 
     async def handle(self, message: dict[str, Any]) -> bool:
         """Handle one frame; False ends the connection."""
@@ -197,7 +203,7 @@ class _Connection:
                 log.debug("socket already closed", exc_info=True)
 
 
-def _is_disconnect(task: asyncio.Task) -> bool:
+def _is_disconnect(task: asyncio.Future) -> bool:
     if task.cancelled() or task.exception() is not None:
         return True
     return task.result().get("type") == "websocket.disconnect"

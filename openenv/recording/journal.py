@@ -33,10 +33,19 @@ from typing import Any
 
 import orjson
 
+from . import step_rows
 from .engine import translate
 from .errors import RecordingError, StoreBusyError, StoreFullError
 
-__all__ = ["StepJournal", "drain_local", "journal_folder", "no_drain", "parse_journal", "recover"]
+__all__ = [
+    "StepJournal",
+    "drain_local",
+    "journal_folder",
+    "no_drain",
+    "parse_journal",
+    "recover",
+    "track_for_fork",
+]
 
 INITIAL_BYTES = 1 << 16  # the journal file's first size; doubled whenever a record does not fit
 LINGER_S = 0.1  # how long a commit waits for more rows (other processes see steps this late)
@@ -44,6 +53,7 @@ RETRY_S = 0.2  # wait before retrying a commit that failed on a busy or full sto
 _tl = threading.local()
 _live: dict[str, weakref.WeakSet[StepJournal]] = {}
 _live_lock = threading.Lock()
+_stores: weakref.WeakSet[Any] = weakref.WeakSet()
 _HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
 _END = bytes(_HEADER.size)
 
@@ -259,8 +269,8 @@ def parse_journal(data: bytes) -> list[tuple[Any, ...]]:
     return rows
 
 
-def recover(key: str, replay: Callable[[list[tuple[Any, ...]]], int]) -> int:
-    """Replay the journals of dead processes on the database ``key``; returns rows restored."""
+def recover(key: str, store: Any) -> int:
+    """Replay into ``store`` the journals of dead processes on the database ``key`` (rows restored)."""
     folder = journal_folder(key)
     try:
         paths = sorted(folder.glob("*.jnl")) if folder.is_dir() else []
@@ -280,7 +290,10 @@ def recover(key: str, replay: Callable[[list[tuple[Any, ...]]], int]) -> int:
             with os.fdopen(os.dup(fd), "rb") as f:
                 rows = parse_journal(f.read())
             if rows:
-                restored += replay(rows)
+                restored += store.write(
+                    lambda c, rows=rows: step_rows.sqlite_replay(c.connection.driver_connection, rows),
+                    what="replay a step journal",
+                )
             path.unlink(missing_ok=True)
         finally:
             os.close(fd)
@@ -295,3 +308,26 @@ def _close_all() -> None:
     for journal in journals:
         if journal.pid == os.getpid():
             journal.close()
+
+
+def track_for_fork(store: Any) -> None:
+    """Give ``store`` a fresh lock and no journal in a forked child (the parent's commit thread,
+    which may have held them, does not exist there)."""
+    _stores.add(store)
+
+
+def _after_fork_in_child() -> None:
+    global _live_lock
+    _live_lock = threading.Lock()
+    for group in _live.values():
+        for journal in group:  # the parent's: let go of its file so its lock stays the parent's
+            journal._region.map.close()
+            if journal.fd >= 0:
+                os.close(journal.fd)
+    _live.clear()
+    for store in list(_stores):
+        store._lock = threading.Lock()
+        store._journal = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -36,7 +36,7 @@ from .engine import (
     write_transaction,
 )
 from .errors import EpisodeNotFoundError
-from .journal import StepJournal, drain_local, no_drain, recover
+from .journal import StepJournal, drain_local, no_drain, recover, track_for_fork
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step
 from .records import EpisodePage, EpisodeRecord, StepRecord
@@ -89,7 +89,8 @@ class EpisodeStore:
                 enable_wal(self.engine, self._display())
                 key = self._key
                 event.listen(self.engine, "engine_connect", lambda _conn: drain_local(key))
-                recover(key, self._replay)
+                recover(key, self)
+                track_for_fork(self)
         except BaseException:
             self.close()  # refused (corrupt, newer, unreachable): release every connection
             raise
@@ -263,11 +264,6 @@ class EpisodeStore:
                 raw_sqlite_transaction(raw, lambda r: step_rows.sqlite_append(r, rows), what=what)
             return
         self.write(lambda conn: step_rows.core_append(conn, rows), what=what)
-
-    def _replay(self, rows: list[tuple[Any, ...]]) -> int:
-        return self.write(
-            lambda c: step_rows.sqlite_replay(c.connection.driver_connection, rows), what="replay journal"
-        )
 
     def journal_steps(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable and return; on SQLite they reach the journal file now and

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
 import orjson
+import pytest
 
 from openenv.recording import EpisodeStore
 from openenv.recording.journal import _HEADER, journal_folder, parse_journal
@@ -86,3 +88,28 @@ def test_queued_reset_end_keeps_a_done_reason_and_follows_the_steps(db_path: Pat
         a, b = store.get_episode(done_ep), store.get_episode(open_ep)
         assert (a.end_reason, a.done, a.step_count) == ("done", True, 1)
         assert (b.end_reason, b.done, b.step_count, b.total_reward) == ("reset", False, 1, None)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() of a threaded process (3.12+)
+def test_a_forked_child_records_with_its_own_journal(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        parent_ep, child_ep = (
+            store.start_episode(run, observation={}),
+            store.start_episode(run, observation={}),
+        )
+        store.journal_steps([_row(store, parent_ep, 1)])
+        pid = os.fork()
+        if pid == 0:  # the child: a fresh lock and journal, whatever the parent's thread held
+            code = 1
+            try:
+                store.journal_steps([_row(store, child_ep, 1), _row(store, child_ep, 2, done=True)])
+                store.close()
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        store.journal_steps([_row(store, parent_ep, 2)])
+        assert store.get_episode(parent_ep).step_count == 2
+        assert store.get_episode(child_ep).step_count == 2

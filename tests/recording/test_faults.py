@@ -203,8 +203,10 @@ def test_killed_script_keeps_journaled_steps_no_commit_could_reach(db_path: Path
         assert s.get_episode(eid).step_count == 25 and len(s.load_steps(eid)) == 26
 
 
-def test_many_writer_processes_lose_nothing(db_path: Path) -> None:
-    procs = [_popen(str(db_path), "4", "250") for _ in range(32)]
+@pytest.mark.parametrize("how", ["commit", "journal"])
+def test_many_writer_processes_lose_nothing(db_path: Path, how: str) -> None:
+    extra = ["--journal"] if how == "journal" else []
+    procs = [_popen(str(db_path), "4", "250", *extra) for _ in range(32)]
     failures = []
     for p in procs:
         try:
@@ -226,6 +228,7 @@ def test_many_writer_processes_lose_nothing(db_path: Path) -> None:
     assert con.execute("SELECT COUNT(*) FROM step").fetchone() == (32_000 + 128,)
     assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert not list(Path(str(db_path) + ".steps").glob("*.jnl"))  # every journal committed and removed
 
 
 def test_unopenable_path_is_a_recording_error(tmp_path: Path) -> None:

@@ -265,6 +265,10 @@ class EpisodeStore:
             return
         self.write(lambda conn: step_rows.core_append(conn, rows), what=what)
 
+    def recover_journals(self) -> int:
+        """Replay journals of dead processes (done at open; long-lived readers may call it): rows restored."""
+        return recover(self._key, self) if self.dialect == "sqlite" else 0
+
     def journal_steps(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable and return; on SQLite they reach the journal file now and
         the database a moment later (``journal.py``), elsewhere this is ``append_steps``."""

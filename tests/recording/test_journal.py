@@ -62,6 +62,18 @@ def test_a_dead_process_journal_is_replayed_once_on_open(db_path: Path) -> None:
     assert not any(folder.glob("*.jnl"))
 
 
+def test_a_long_lived_store_replays_on_demand(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        folder = journal_folder(str(db_path.resolve()))
+        folder.mkdir(exist_ok=True)
+        (folder / "4243-dead.jnl").write_bytes(_record([list(_row(store, eid, 1).values())]))
+        assert store.get_episode(eid).step_count == 0
+        assert store.recover_journals() == 1 and store.recover_journals() == 0
+        assert store.get_episode(eid).step_count == 1
+
+
 def test_live_journal_is_left_alone_and_read_through_in_process(db_path: Path) -> None:
     with EpisodeStore(db_path) as writer:
         run = writer.create_run(env_name="echo")

@@ -34,6 +34,7 @@ from webui.studio.state import Studio
 __all__ = ["create_studio_app"]
 
 log = logging.getLogger("openenv.studio")
+JOURNAL_RECOVERY_INTERVAL_S = 5.0
 _TITLES = {403: "Refused", 404: "Not found", 405: "Not allowed", 422: "Invalid input", 502: "Environment error"}
 
 
@@ -43,6 +44,17 @@ async def _static(request: Request, path: str) -> Response:
 
 async def _health(request: Request) -> Response:
     return JSONResponse({"status": "healthy", "service": "openenv-studio"})
+
+
+async def _recover_journals(store: EpisodeStore) -> None:
+    """Every few seconds, commit the step journals of recording processes that died (their last
+    ~0.1 s of steps would otherwise wait for the next store open)."""
+    while True:
+        await asyncio.sleep(JOURNAL_RECOVERY_INTERVAL_S)
+        try:
+            await asyncio.to_thread(store.recover_journals)
+        except OpenEnvError:
+            log.exception("recovering step journals failed")
 
 
 def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
@@ -60,9 +72,11 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         docker = await asyncio.to_thread(catalogue.docker, fresh=True)
         await asyncio.to_thread(launcher.readopt, studio.providers(docker))
         app.state.studio = studio
+        recovery = asyncio.create_task(_recover_journals(store))
         try:
             yield
         finally:
+            recovery.cancel()
             await studio.reruns.close()
             await studio.plays.close_all()
             launcher.release()

@@ -184,28 +184,16 @@ class Worker:
                     value = eval(display, self.ns)
                     if value is not None:
                         out.write(repr(value) + "\n")
-            except KeyboardInterrupt:
-                reply["kind"] = "interrupted"
-                reply["exception"] = "KeyboardInterrupt: cell interrupted (time limit)"
-            except MemoryError:
-                self.reserve = None
-                gc.collect()
-                reply["kind"] = "memory"
-                reply["exception"] = "MemoryError: the worker's memory limit was reached"
+            except (KeyboardInterrupt, MemoryError) as exc:
+                self._note_limit(reply, exc)
             except BaseException as exc:  # the cell's own failure, reported to the agent
                 reply["kind"] = "error"
                 reply["exception"] = describe(exc)
                 err.write(user_traceback(exc))
             self._check_answer()
             locals_ = self.vars.changed(self._visible_items())
-        except KeyboardInterrupt:
-            reply["kind"] = "interrupted"
-            reply["exception"] = "KeyboardInterrupt: cell interrupted (time limit)"
-        except MemoryError:
-            self.reserve = None
-            gc.collect()
-            reply["kind"] = "memory"
-            reply["exception"] = "MemoryError: the worker's memory limit was reached"
+        except (KeyboardInterrupt, MemoryError) as exc:  # a limit hit outside the cell's own code
+            self._note_limit(reply, exc)
         finally:
             self.armed = False
         if os.getpid() != self.pid:  # a fork()ed child finishing the cell must not answer
@@ -230,6 +218,17 @@ class Worker:
             except MemoryError:
                 pass
         return reply
+
+    def _note_limit(self, reply: dict, exc: BaseException) -> None:
+        """Describe a time-limit interrupt or a memory error in ``reply``."""
+        if isinstance(exc, MemoryError):
+            self.reserve = None  # free the emergency reserve so the reply can be built
+            gc.collect()
+            reply["kind"] = "memory"
+            reply["exception"] = "MemoryError: the worker's memory limit was reached"
+        else:
+            reply["kind"] = "interrupted"
+            reply["exception"] = "KeyboardInterrupt: cell interrupted (time limit)"
 
     def _check_answer(self) -> None:
         answer = self.ns.get("answer")

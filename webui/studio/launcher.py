@@ -115,12 +115,12 @@ class Launcher:
             rt.log_tail = str(exc.details.get("log_tail") or "")
         except ProviderError as exc:
             rt.status, rt.error = "failed", exc.message
-            rt.log_tail = handle._safe_logs() if handle.runtime_id else ""
-            handle._stop_quietly()
+            rt.log_tail = handle.safe_logs() if handle.runtime_id else ""
+            handle.stop_quietly()
         except Exception as exc:  # a thread boundary: never leave the status fragment polling forever
             log.exception("launching %s with %s failed unexpectedly", rt.target, rt.provider)
             rt.status, rt.error = "failed", f"unexpected {type(exc).__name__}: {exc}"
-            handle._stop_quietly()
+            handle.stop_quietly()
         else:
             rt.started_at = time.time()
             rt.status = "running"
@@ -245,7 +245,7 @@ class Launcher:
                 status = await asyncio.to_thread(_safe_status, rt.handle)
                 if status is RuntimeStatus.EXITED:
                     rt.status, rt.error = "exited", "the process exited"
-                    rt.log_tail = rt.handle._safe_logs()
+                    rt.log_tail = rt.handle.safe_logs()
         return {rt.id: h for rt, h in zip(live, results, strict=True)}
 
 

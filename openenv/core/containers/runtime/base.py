@@ -132,7 +132,7 @@ class ContainerProvider(ABC):
                 try:
                     self._check_alive()
                 except StartupError:
-                    self._stop_quietly()
+                    self.stop_quietly()
                     raise
                 for url in list(pending):
                     try:
@@ -148,19 +148,21 @@ class ContainerProvider(ABC):
                     break
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 1.5, 0.05)
-        tail = self._safe_logs()
-        self._stop_quietly()
+        tail = self.safe_logs()
+        self.stop_quietly()
         raise StartupTimeoutError(
             f"environment at {base_url} not healthy after {timeout_s:g}s ({last})", log_tail=tail
         )
 
-    def _safe_logs(self, tail: int = 50) -> str:
+    def safe_logs(self, tail: int = 50) -> str:
+        """The log tail, or a one-line reason why it is unavailable (never raises ProviderError)."""
         try:
             return self.logs(tail)
         except ProviderError as exc:
             return f"(logs unavailable: {exc.message})"
 
-    def _stop_quietly(self) -> None:
+    def stop_quietly(self) -> None:
+        """Stop, logging instead of raising when that fails (cleanup after a failed start)."""
         try:
             self.stop_container()
         except ProviderError as exc:

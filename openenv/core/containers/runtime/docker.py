@@ -138,7 +138,7 @@ class LocalDockerProvider(EngineProvider):
                     f"container {name} has no address for port {container_port}", log_tail=self.logs(50)
                 )
         except ProviderError:
-            self._stop_quietly()
+            self.stop_quietly()
             raise
         return self.base_url
 

@@ -32,7 +32,7 @@ def _start(provider: ContainerProvider, image: str, timeout_s: float, options: d
         base_url = provider.start_container(image, **options)
         provider.wait_for_ready(base_url, timeout_s)
     except BaseException:
-        provider._stop_quietly()
+        provider.stop_quietly()
         raise
     return base_url
 
@@ -47,7 +47,7 @@ async def _start_in_thread(
     try:
         return await asyncio.wrap_future(started)
     except asyncio.CancelledError:
-        started.add_done_callback(lambda _: provider._stop_quietly())
+        started.add_done_callback(lambda _: provider.stop_quietly())
         raise
 
 

@@ -131,7 +131,7 @@ class DockerSwarmProvider(EngineProvider):
         try:
             self._await_replicas(time.monotonic() + start_timeout_s)
         except ProviderError:
-            self._stop_quietly()
+            self.stop_quietly()
             raise
         return self.base_url
 
@@ -199,7 +199,7 @@ class DockerSwarmProvider(EngineProvider):
         try:
             self._await_replicas(deadline, healthy=True)
         except ProviderError:
-            self._stop_quietly()
+            self.stop_quietly()
             raise
         super().wait_for_ready(base_url, max(0.1, deadline - time.monotonic()))
 

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.introspection import method_annotation, returned_class, state_class
+from openenv.core.env_server.introspection import method_annotation, resolve_env, state_class
 from openenv.core.env_server.serialization import (
     ActionCodec,
     dumps,
@@ -60,16 +60,10 @@ class EnvUnderTest:
         max_steps: int = 50,
         deterministic_steps: bool = True,
     ) -> None:
-        is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "step"))
-        self.factory: Callable[[], Any] | None = env if is_factory else None
-        self.instance: Any = None if is_factory else env
-        if isinstance(env, type):
-            env_cls: type | None = env
-        elif is_factory:
-            env_cls = returned_class(env)
-        else:
-            env_cls = type(env)
-        self.env_cls = env_cls
+        resolved = resolve_env(env)
+        self.factory: Callable[[], Any] | None = resolved.factory
+        self.instance: Any = resolved.instance
+        self.env_cls = env_cls = resolved.env_cls
         self.action_cls = action_cls or method_annotation(env_cls, "step", "action")
         self.observation_cls = observation_cls or method_annotation(env_cls, "step", "return")
         self.state_cls = state_class(env_cls)

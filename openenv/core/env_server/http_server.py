@@ -23,7 +23,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.introspection import (
     method_annotation,
     parameter_schema,
-    returned_class,
+    resolve_env,
     state_class,
 )
 from openenv.core.env_server.serialization import ActionCodec, json_schema, observation_to_wire, to_jsonable
@@ -71,17 +71,10 @@ class HTTPEnvServer:
         step_timeout_s: float | None = DEFAULT_STEP_TIMEOUT_S,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
-        self.instance: Any = None
-        if isinstance(env, type):
-            self.env_cls: type | None = env
-            factory: Callable[[], Any] = env
-        elif callable(env) and not hasattr(env, "step"):
-            factory = env
-            self.env_cls = returned_class(env)
-        else:
-            self.instance = env
-            self.env_cls = type(env)
-            factory = lambda: env  # noqa: E731
+        source = resolve_env(env)
+        self.instance: Any = source.instance
+        self.env_cls: type | None = source.env_cls
+        factory: Callable[[], Any] = source.factory or (lambda: env)
         self.action_cls = action_cls or method_annotation(self.env_cls, "step", "action")
         self.observation_cls = observation_cls or method_annotation(self.env_cls, "step", "return")
         self.state_cls = state_cls or state_class(self.env_cls)

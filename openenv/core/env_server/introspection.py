@@ -6,12 +6,13 @@ import contextlib
 import inspect
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from openenv.core.env_server.serialization import to_jsonable
 from openenv.core.env_server.types import State
 
-__all__ = ["method_annotation", "parameter_schema", "returned_class", "state_class"]
+__all__ = ["EnvSource", "method_annotation", "parameter_schema", "resolve_env", "returned_class", "state_class"]
 
 
 def _hints(obj: Any) -> dict[str, Any]:
@@ -19,6 +20,24 @@ def _hints(obj: Any) -> dict[str, Any]:
         return typing.get_type_hints(obj)
     except Exception:  # unresolved forward references: no hints rather than a crash
         return {}
+
+
+@dataclass(frozen=True)
+class EnvSource:
+    """What ``create_app``/``check_env`` were given: a factory (a class counts) or one instance."""
+
+    factory: Callable[[], Any] | None
+    instance: Any
+    env_cls: type | None
+
+
+def resolve_env(env: Any) -> EnvSource:
+    """Tell an environment class, a zero-argument factory and an instance apart."""
+    if isinstance(env, type):
+        return EnvSource(factory=env, instance=None, env_cls=env)
+    if callable(env) and not hasattr(env, "step"):
+        return EnvSource(factory=env, instance=None, env_cls=returned_class(env))
+    return EnvSource(factory=None, instance=env, env_cls=type(env))
 
 
 def method_annotation(cls: type | None, method: str, param: str) -> type | None:

@@ -139,11 +139,9 @@ class HTTPEnvServer:
         env = self.instance
         owned = False
         if env is None:
-            live = next(iter(self.sessions._sessions.values()), None)
-            if live is not None:
-                env = live.env
-            else:
-                env = await self.sessions._build()
+            env = self.sessions.any_env()
+            if env is None:
+                env = await self.sessions.build_env()
                 owned = True
         try:
             getter = getattr(env, "get_metadata", None)
@@ -188,7 +186,7 @@ class HTTPEnvServer:
                 self._instance_session = Session(id="instance", kind="http", env=self.instance, owned=False)
             yield self._instance_session
             return
-        env = await self.sessions._build()
+        env = await self.sessions.build_env()
         try:
             yield Session(id="ephemeral", kind="http", env=env)
         finally:

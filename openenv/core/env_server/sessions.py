@@ -101,14 +101,19 @@ class SessionManager:
             )
         self._reserved += 1
         try:
-            env = await self._build()
+            env = await self.build_env()
         finally:
             self._reserved -= 1
         session = Session(id=uuid.uuid4().hex, kind=kind, env=env, owned=not self.shared_instance)
         self._sessions[session.id] = session
         return session
 
-    async def _build(self) -> Any:
+    def any_env(self) -> Any:
+        """The environment of some open session, or ``None``."""
+        return next((s.env for s in self._sessions.values()), None)
+
+    async def build_env(self) -> Any:
+        """Build one environment with the factory (not counted as a session); raises FactoryError."""
         try:
             if inspect.iscoroutinefunction(self.factory):
                 return await self.factory()

@@ -133,15 +133,25 @@ def test_disk_full_is_a_clear_error_and_keeps_earlier_steps(tmp_path: Path) -> N
         subprocess.run(["umount", "-l", str(mnt)], check=True)
 
 
-def test_killed_writer_leaves_unfinished_episode_with_steps(db_path: Path) -> None:
-    proc = _popen(str(db_path), "1", "50", "--hang-after", "17")
+def _expect_line(proc: subprocess.Popen[str], prefix: str) -> str:
+    """The writer's next status line, which must start with ``prefix``; returns its episode id."""
+    line = proc.stdout.readline() if proc.stdout else ""
+    assert line.startswith(prefix), proc.stderr.read() if proc.stderr else line
+    return line.split()[1]
+
+
+def _run_until_ready_then_kill(*args: str) -> str:
+    """Start a writer, wait until it reports ``ready`` (it then hangs), SIGKILL it; returns the episode id."""
+    proc = _popen(*args)
     try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
-        eid = line.split()[1]
+        return _expect_line(proc, "ready")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
+
+
+def test_killed_writer_leaves_unfinished_episode_with_steps(db_path: Path) -> None:
+    eid = _run_until_ready_then_kill(str(db_path), "1", "50", "--hang-after", "17")
     with EpisodeStore(db_path) as s:
         ep = s.get_episode(eid)
         assert not ep.finished and ep.end_reason is None and ep.step_count == 17
@@ -151,14 +161,7 @@ def test_killed_writer_leaves_unfinished_episode_with_steps(db_path: Path) -> No
 
 
 def test_killed_training_script_leaves_episode_unfinished(db_path: Path, echo_url: str) -> None:
-    proc = _popen(str(db_path), "--client", echo_url, "--hang-after", "12")
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
-        eid = line.split()[1]
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+    eid = _run_until_ready_then_kill(str(db_path), "--client", echo_url, "--hang-after", "12")
     with EpisodeStore(db_path) as s:
         ep = s.get_episode(eid)
         assert not ep.finished and ep.step_count == 12 and ep.label == "training-script"
@@ -174,15 +177,12 @@ def test_killed_script_keeps_journaled_steps_no_commit_could_reach(db_path: Path
     proc = _popen(str(db_path), "--client", echo_url, "--hang-after", "25", "--wait-go")
     con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
     try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("reset"), proc.stderr.read() if proc.stderr else line
-        eid = line.split()[1]
+        eid = _expect_line(proc, "reset")
         con.execute("BEGIN IMMEDIATE")  # from here on the script cannot commit anything
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready"), proc.stderr.read() if proc.stderr else line
+        _expect_line(proc, "ready")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)

@@ -91,6 +91,9 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self._state = ClientState.UNOPENED
         self._features: frozenset[str] = frozenset()
         self._ids = itertools.count(1)
+        #: ``(request, reply)``: the JSON texts of the last exchange that got a non-error reply, as
+        #: sent and received (recording journals them instead of serialising the step again).
+        self.last_exchange: tuple[bytes, str | bytes] | None = None
 
     # -- subclass hooks -------------------------------------------------------------------
 
@@ -215,9 +218,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             rid = next(self._ids)
             message["request_id"] = rid
         ws = self._ws
+        request = dumps(message)
         try:
-            await ws.send(dumps(message).decode())
-            reply = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
+            await ws.send(request.decode())
+            reply, raw = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
         except TimeoutError:
             if rid is None:  # no request ids: a late reply would be misread, so drop the socket
                 await self._abandon()
@@ -235,9 +239,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             if err.code in ("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"):
                 await self._abandon()
             raise err
+        self.last_exchange = (request, raw)
         return reply
 
-    async def _receive(self, ws: ClientConnection, rid: int | None) -> dict[str, Any]:
+    async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], str | bytes]:
         while True:
             raw = await ws.recv()
             try:
@@ -247,7 +252,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             if not isinstance(reply, dict):
                 raise ConnectionLostError("Server sent a reply that is not a JSON object")
             if rid is None or reply.get("request_id", rid) == rid:
-                return reply
+                return reply, raw
             # a stale reply to a request that already timed out: skip it
 
     @staticmethod

@@ -9,7 +9,6 @@ with a bounded retry on top.
 
 from __future__ import annotations
 
-import errno
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -21,12 +20,15 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
+from openenv.stepjournal.sqlite_steps import classify
+
 from .errors import MissingExtraError, RecordingError, StoreBusyError, StoreCorruptError, StoreFullError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "connect_url",
     "enable_wal",
+    "error_for",
     "guarded",
     "make_engine",
     "raw_sqlite_transaction",
@@ -118,8 +120,7 @@ def enable_wal(engine: Engine, display: str) -> None:
 
 
 def _is_busy(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+    return classify(exc) == "STORE_BUSY"
 
 
 def translate(exc: BaseException, what: str) -> RecordingError:
@@ -127,19 +128,30 @@ def translate(exc: BaseException, what: str) -> RecordingError:
     if isinstance(exc, RecordingError):
         return exc
     orig = getattr(exc, "orig", None) or exc
-    text = str(orig)
-    low = text.lower()
-    if isinstance(orig, OSError) and orig.errno in (errno.ENOSPC, errno.EDQUOT):
-        return StoreFullError(f"{what}: disk full ({text})")
-    if "database or disk is full" in low or "no space left" in low or "disk full" in low:
-        return StoreFullError(f"{what}: disk full ({text})")
-    if "file is not a database" in low or "malformed" in low or "not a database" in low:
-        return StoreCorruptError(f"{what}: the file is not a usable SQLite database ({text})")
-    if _is_busy(orig):
-        return StoreBusyError(f"{what}: the store stayed locked ({text})")
-    if "unable to open database" in low:
-        return RecordingError(f"{what}: cannot open the database file ({text})", code="STORE_OPEN")
-    return RecordingError(f"{what}: {type(orig).__name__}: {text}")
+    return error_for(classify(orig), f"{what}: {_describe(orig)}")
+
+
+def _describe(exc: BaseException) -> str:
+    code, text = classify(exc), str(exc)
+    return {
+        "STORE_FULL": f"disk full ({text})",
+        "STORE_CORRUPT": f"the file is not a usable SQLite database ({text})",
+        "STORE_BUSY": f"the store stayed locked ({text})",
+        "STORE_OPEN": f"cannot open the database file ({text})",
+    }.get(code, f"{type(exc).__name__}: {text}")
+
+
+def error_for(code: str, message: str) -> RecordingError:
+    """The ``RecordingError`` subclass for a store error ``code`` (as ``classify`` gives)."""
+    cls = _ERRORS.get(code)
+    return cls(message) if cls is not None else RecordingError(message, code=code)
+
+
+_ERRORS: dict[str, type[RecordingError]] = {
+    "STORE_FULL": StoreFullError,
+    "STORE_CORRUPT": StoreCorruptError,
+    "STORE_BUSY": StoreBusyError,
+}
 
 
 @contextmanager

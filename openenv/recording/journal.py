@@ -1,19 +1,19 @@
 """The step journal: how a recorded step becomes durable without a SQLite commit per step.
 
-``append`` copies the step rows into this process's journal file, which is memory-mapped
-(``MAP_SHARED``, blocks reserved up front with ``posix_fallocate``): no system call, no file
-lock. A thread commits what piled up in the last ``LINGER_S`` to SQLite in one transaction
-(sooner when this process reads or writes the store). Once ``append`` returned, the row is in the
-kernel's page cache: it survives a crash of the process exactly like a SQLite commit with
-``synchronous=NORMAL`` does (neither survives a power cut without fsync).
+``append_wire`` (and ``append`` for prepared rows) copies a record into this process's journal
+file, which is memory-mapped (``MAP_SHARED``, blocks reserved up front with ``posix_fallocate``):
+no system call, no file lock, no serialisation beyond what the wire already did. Once it returned,
+the record is in the kernel's page cache: it survives a crash of the process exactly like a
+SQLite commit with ``synchronous=NORMAL`` does (neither survives a power cut without fsync).
 
-Records: ``<u32 length><u32 crc32>`` + a JSON list of rows (each the row's values in column
-order), then an all-zero header that ends the journal. Once everything is committed the next
-record starts again at offset 0; when the committer lags, the file grows.
+A committer (``openenv.stepjournal.committer``; a child process, so the recording loop spends no
+time on SQLite) commits the records every ``LINGER_S``, and at once when this process reads or
+writes the store. The file is a ring (``openenv/stepjournal/format.py``): the writer starts again
+at the top once the committer is past it, and the file grows only while the committer lags.
 
 Files live in ``<db>.steps/<pid>-<random>.jnl``; the owner holds an exclusive ``flock`` on its
-file while it lives. A file whose lock can be taken belongs to a process that died: the next
-store to open replays it (``recover``, idempotent: rows already in SQLite are skipped).
+file while it lives. A file whose lock can be taken belongs to a process that died: its committer
+finishes it, and the next store to open replays whatever is left (``recover``, idempotent).
 """
 
 from __future__ import annotations
@@ -22,20 +22,21 @@ import atexit
 import fcntl
 import mmap
 import os
-import struct
 import threading
 import uuid
 import weakref
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
+from openenv.stepjournal import committer as tail
+from openenv.stepjournal import format as fmt
+from openenv.stepjournal import sqlite_steps
 
-from . import step_rows
-from .engine import translate
-from .errors import RecordingError, StoreBusyError, StoreFullError
+from .committer_host import CommitterHost, start_committer
+from .engine import error_for, translate
+from .errors import RecordingError
 
 __all__ = [
     "StepJournal",
@@ -47,15 +48,14 @@ __all__ = [
     "track_for_fork",
 ]
 
-INITIAL_BYTES = 1 << 16  # the journal file's first size; doubled whenever a record does not fit
-LINGER_S = 0.1  # how long a commit waits for more rows (other processes see steps this late)
-RETRY_S = 0.2  # wait before retrying a commit that failed on a busy or full store
+INITIAL_BYTES = 1 << 16  # the ring's first size (control page included); doubled when it must grow
+CLOSE_WAIT_S = 60.0  # how long ``close`` waits for the committer before leaving the rest to recovery
+_RESERVE = fmt.HEADER.size * 2 + 9  # room always kept for a wrap or jump record and the end mark
+_END = bytes(fmt.HEADER.size)
 _tl = threading.local()
 _live: dict[str, weakref.WeakSet[StepJournal]] = {}
 _live_lock = threading.Lock()
 _stores: weakref.WeakSet[Any] = weakref.WeakSet()
-_HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
-_END = bytes(_HEADER.size)
 
 
 def journal_folder(db_path: str) -> Path:
@@ -85,36 +85,11 @@ def drain_local(key: str) -> None:
         journal.drain(raise_error=False)
 
 
-class _Region:
-    """The memory-mapped journal file; ``put`` copies one record in."""
-
-    def __init__(self, fd: int, size: int) -> None:
-        os.posix_fallocate(fd, 0, size)  # a full disk fails here, never later as SIGBUS on a page
-        self.fd, self.size, self.end = fd, size, 0
-        self.map = mmap.mmap(fd, size)
-
-    def fits(self, n: int) -> bool:
-        return self.end + n + 2 * _HEADER.size <= self.size
-
-    def grow(self, n: int) -> None:
-        size = max(2 * self.size, self.end + n + 2 * _HEADER.size)
-        os.posix_fallocate(self.fd, 0, size)
-        self.map.resize(size)
-        self.size = size
-
-    def put(self, payload: bytes) -> None:
-        start = self.end
-        stop = start + _HEADER.size + len(payload)
-        self.map[stop : stop + _HEADER.size] = _END
-        self.map[start + _HEADER.size : stop] = payload
-        self.map[start : start + _HEADER.size] = _HEADER.pack(len(payload), zlib.crc32(payload))
-        self.end = stop
-
-
 class StepJournal:
-    """One process's journal on one store: ``append`` rows, a thread commits them with ``commit``."""
+    """One process's journal on one store: ``append_wire``/``append``/``queue`` records; the
+    committer puts them in SQLite."""
 
-    def __init__(self, key: str, commit: Callable[[list[dict[str, Any]]], None]) -> None:
+    def __init__(self, key: str, busy_timeout_ms: int = 10_000) -> None:
         tmp = journal_folder(key) / f"{os.getpid()}-{uuid.uuid4().hex}.tmp"
         try:
             tmp.parent.mkdir(exist_ok=True)
@@ -123,150 +98,191 @@ class StepJournal:
             raise translate(exc, "create the step journal") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # locked before it has the name recovery looks for
-            self._region = _Region(fd, INITIAL_BYTES)
+            os.posix_fallocate(fd, 0, INITIAL_BYTES)  # a full disk fails here, never later as SIGBUS
+            os.pwrite(fd, fmt.control_page(), 0)
+            self._map = mmap.mmap(fd, INITIAL_BYTES)
         except OSError as exc:
             os.close(fd)
             tmp.unlink(missing_ok=True)
             raise translate(exc, "create the step journal") from exc
         self.path = tmp.with_suffix(".jnl")
         os.rename(tmp, self.path)
-        self.fd, self.pid, self.key = fd, os.getpid(), key
-        self._commit = commit
-        self._cond = threading.Condition()
-        self._pending: list[dict[str, Any]] = []
-        self._busy = False
+        self.fd, self.pid, self.key, self._busy_ms = fd, os.getpid(), key, busy_timeout_ms
+        self._size = INITIAL_BYTES
+        self._lap, self._end = fmt.FIRST_LAP, fmt.DATA_START
+        self._wrapped_at = 0  # where the last lap ended (matters while the committer is a lap behind)
+        self._limit = self._size - _RESERVE  # records may go below this without looking at progress
+        self._lock = threading.Lock()
+        self._drain_lock = threading.Lock()
         self._closed = False
-        self._urgent = 0  # readers/writers of this process waiting for the commit
-        self.error: RecordingError | None = None
-        self._thread = threading.Thread(target=self._run, name="openenv-step-journal", daemon=True)
-        self._thread.start()
+        self._error_seq = 0
+        self._host: CommitterHost = start_committer(str(self.path), key, busy_timeout_ms)
         with _live_lock:
             _live.setdefault(key, weakref.WeakSet()).add(self)
 
+    @property
+    def committer_kind(self) -> str:
+        """``"process"`` or ``"thread"``: where this journal's records are committed."""
+        return self._host.kind
+
+    # -- writing -----------------------------------------------------------------------------
+    def append_wire(
+        self, episode_id: str, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
+    ) -> None:
+        """Make one step durable as its wire texts (the committer turns them into a row)."""
+        self._put(fmt.pack_wire(episode_id, idx, t, latency_ms, request, reply))
+
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Make ``rows`` durable (journal write) and queue them for the next commit."""
-        payload = orjson.dumps([list(row.values()) for row in rows])
-        with self._cond:
-            if self.error is not None:
-                error, self.error = self.error, None
-                raise error
-            if self._closed:
-                raise RecordingError("record step: the store is closed", code="STORE_CLOSED")
-            region = self._region
-            if not region.fits(len(payload)) and not (self._pending or self._busy):
-                region.end = 0  # everything before is committed: start again at the top
-            if not region.fits(len(payload)):
-                try:
-                    region.grow(len(payload))
-                except OSError as exc:
-                    raise translate(exc, "record step (journal)") from exc
-            region.put(payload)
-            if not self._pending:
-                self._cond.notify_all()  # wake the committer only when it has nothing to do
-            self._pending.extend(rows)
+        """Make prepared step rows durable."""
+        self._put(fmt.pack_rows([list(row.values()) for row in rows]))
+
+    def insert(self, table: str, row: dict[str, Any]) -> None:
+        """A run, episode or reset-step row, committed before the steps after it."""
+        self._put(fmt.pack_insert(table, row))
 
     def queue(self, entry: dict[str, Any]) -> None:
-        """Queue a write that needs no journal line (an episode end) behind the rows before it."""
-        with self._cond:
+        """An episode end ``{"episode_id", "end", "t"}``, committed after the records before it."""
+        self._put(fmt.pack_end(entry["episode_id"], entry["end"], entry["t"]))
+
+    def _put(self, payload: bytes) -> None:
+        with self._lock:
             if self._closed:
                 raise RecordingError("record step: the store is closed", code="STORE_CLOSED")
-            if not self._pending:
-                self._cond.notify_all()
-            self._pending.append(entry)
+            if fmt.error_seq(self._map) != self._error_seq:
+                self._raise_new_error()
+            n = fmt.HEADER.size + len(payload)
+            if self._end + n > self._limit:
+                self._make_room(n)
+            self._write(payload)
+
+    def _write(self, payload: bytes) -> None:
+        """Write one record at the end: end mark first, header last (a reader sees all or nothing)."""
+        m, at = self._map, self._end
+        body = at + fmt.HEADER.size
+        stop = body + len(payload)
+        m[stop : stop + fmt.HEADER.size] = _END
+        m[body:stop] = payload
+        m[at:body] = fmt.HEADER.pack(len(payload), zlib.crc32(payload, self._lap), self._lap)
+        self._end = stop
+
+    def _make_room(self, n: int) -> None:
+        """Wrap, jump or grow so that a record of ``n`` bytes fits at ``self._end``."""
+        if not self._host.alive():
+            self._restart_committer()
+        progress = fmt.read_progress(self._map)
+        behind = progress is None or progress.lap != self._lap  # still on the previous lap
+        if not behind:
+            if self._end + n + _RESERVE <= self._size:
+                self._limit = self._size - _RESERVE
+                return
+            if fmt.DATA_START + n + _RESERVE <= progress.offset:  # the top is committed: wrap
+                self._write(fmt.pack_wrap())
+                self._wrapped_at, self._lap, self._end = self._end, self._lap + 1, fmt.DATA_START
+                self._limit = progress.offset - _RESERVE
+                return
+            self._grow(self._end + n + _RESERVE)
+            return
+        if self._end >= self._wrapped_at:  # past the previous lap's records: the tail is ours
+            self._grow(self._end + n + _RESERVE)
+            return
+        limit = progress.offset if progress is not None else self._end
+        if self._end + n + _RESERVE <= limit:
+            self._limit = limit - _RESERVE
+            return
+        target = self._size  # would run into records not yet committed: continue past them all
+        self._grow(target + n + _RESERVE)
+        self._write(fmt.pack_jump(target))
+        self._end = target
+        self._wrapped_at = 0
+
+    def _grow(self, need: int) -> None:
+        size = max(2 * self._size, need)
+        try:
+            os.posix_fallocate(self.fd, 0, size)
+        except OSError as exc:
+            raise translate(exc, "record step (journal)") from exc
+        self._map.resize(size)
+        self._size = size
+        self._limit = size - _RESERVE
+
+    def _raise_new_error(self) -> None:
+        found = fmt.read_error(self._map)
+        if found is None:
+            return  # being written right now: seen next time
+        self._error_seq, code, message = found
+        if code == "COMMITTER_FAILED":  # nothing lost: a thread takes over where it stopped
+            self._restart_committer()
+            return
+        raise error_for(code, message)
+
+    # -- the committer -----------------------------------------------------------------------
+    def _restart_committer(self) -> None:
+        """The committer process died: commit in a thread from now on (it resumes where it was)."""
+        if self._closed:
+            return
+        old, self._host = self._host, start_committer(str(self.path), self.key, self._busy_ms, kind="thread")
+        old.finish(0)
+
+    def _caught_up(self, lap: int, end: int) -> bool:
+        progress = fmt.read_progress(self._map)
+        return progress is not None and (progress.lap > lap or (progress.lap == lap and progress.offset >= end))
 
     def drain(self, *, raise_error: bool = True) -> None:
-        """Return once every appended row is committed (or raise why it cannot be, once)."""
-        if threading.current_thread() is self._thread:
+        """Return once every record written so far is committed (or raise why it cannot be, once)."""
+        with self._lock:
+            if self._closed:
+                return
+            lap, end, seq = self._lap, self._end, fmt.error_seq(self._map)
+        with self._drain_lock:
+            while not self._closed and not self._caught_up(lap, end) and fmt.error_seq(self._map) == seq:
+                if not self._host.alive():
+                    with self._lock:
+                        self._restart_committer()
+                self._host.poke()
+                self._host.wait_ack(1.0)
+        if self._closed:
             return
-        with self._cond:
-            self._urgent += 1
-            self._cond.notify_all()
-            try:
-                while (self._pending or self._busy) and self.error is None and self._thread.is_alive():
-                    self._cond.wait(1.0)
-            finally:
-                self._urgent -= 1
-            if raise_error and self.error is not None:
-                error, self.error = self.error, None
-                raise error
+        if raise_error and fmt.error_seq(self._map) != self._error_seq:
+            with self._lock:
+                if fmt.error_seq(self._map) != self._error_seq:
+                    self._raise_new_error()
 
     def close(self) -> None:
-        """Commit what is pending, stop the thread; the file goes unless rows are left in it."""
-        with self._cond:
+        """Commit what is pending and stop the committer; the file goes if nothing is left in it."""
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            self._cond.notify_all()
-        if threading.current_thread() is not self._thread:
-            self._thread.join()
+            lap, end = self._lap, self._end
+        self._host.finish(CLOSE_WAIT_S)
+        with self._drain_lock:  # no drain is reading the map any more
+            pass
         with _live_lock:
             _live.get(self.key, weakref.WeakSet()).discard(self)
         if self.fd < 0:
             return
-        self._region.map.close()
-        if not self._pending and self.pid == os.getpid():
+        done = self._caught_up(lap, end)
+        self._map.close()
+        if done and self.pid == os.getpid():
             self.path.unlink(missing_ok=True)
         os.close(self.fd)  # leftovers are replayed by the next store that opens
         self.fd = -1
 
-    def _run(self) -> None:
-        _tl.no_drain = True
-        while True:
-            with self._cond:
-                while not self._pending and not self._closed:
-                    self._cond.wait()
-                if not self._pending:
-                    return
-                if not (self._closed or self._urgent):  # let more rows join this commit
-                    self._cond.wait(LINGER_S)
-                batch, self._pending, self._busy = self._pending, [], True
-            failed, error = self._commit_batch(batch)
-            with self._cond:
-                self._busy = False
-                if failed:
-                    self._pending[:0] = failed
-                if error is not None:
-                    self.error = error
-                self._cond.notify_all()
-                if failed:
-                    if self._closed:
-                        return
-                    self._cond.wait(RETRY_S)
-
-    def _commit_batch(
-        self, batch: list[dict[str, Any]]
-    ) -> tuple[list[dict[str, Any]], RecordingError | None]:
-        """Commit ``batch``; returns the rows to retry later (store busy or full) and the error."""
-        try:
-            self._commit(batch)
-            return [], None
-        except Exception as exc:  # noqa: BLE001 - reported to the writer, never lost silently
-            error = translate(exc, "record step")
-        if isinstance(error, (StoreBusyError, StoreFullError)) or len(batch) == 1:
-            keep = isinstance(error, (StoreBusyError, StoreFullError))
-            return (batch if keep else []), error
-        failed: list[dict[str, Any]] = []
-        first: RecordingError | None = None
-        for row in batch:  # one bad row (a clashing index) must not hold up its neighbours
-            more, one = self._commit_batch([row])
-            failed += more
-            first = first or one
-        return failed, first
+    def _forget_in_child(self) -> None:
+        self._host.forget()
+        self._map.close()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def parse_journal(data: bytes) -> list[tuple[Any, ...]]:
-    """The rows of a journal file, up to its end mark (or a record cut short by a crash)."""
-    rows: list[tuple[Any, ...]] = []
-    start = 0
-    while start + _HEADER.size <= len(data):
-        n, crc = _HEADER.unpack_from(data, start)
-        body = data[start + _HEADER.size : start + _HEADER.size + n]
-        if n == 0 or len(body) < n or zlib.crc32(body) != crc:
-            break
-        try:
-            rows.extend(tuple(row) for row in orjson.loads(body))
-        except orjson.JSONDecodeError:
-            break
-        start += _HEADER.size + n
-    return rows
+def parse_journal(data: bytes) -> list[Any]:
+    """The uncommitted entries of a journal file's bytes: step rows (tuples) and episode ends (dicts)."""
+    start = fmt.start_of(data)
+    if start is None:
+        return []
+    payloads, _ = fmt.scan(lambda at, n: data[at : at + n], start, limit=1 << 62)
+    return tail.decode(payloads)
 
 
 def recover(key: str, store: Any) -> int:
@@ -288,10 +304,13 @@ def recover(key: str, store: Any) -> int:
             except BlockingIOError:
                 continue  # its process is alive
             with os.fdopen(os.dup(fd), "rb") as f:
-                rows = parse_journal(f.read())
-            if rows:
+                data = f.read()
+            if data[:4] != fmt.MAGIC:
+                continue  # not a journal this release writes: left alone
+            entries = parse_journal(data)
+            if entries:
                 restored += store.write(
-                    lambda c, rows=rows: step_rows.sqlite_replay(c.connection.driver_connection, rows),
+                    lambda c, entries=entries: sqlite_steps.append_new(c.connection.driver_connection, entries),
                     what="replay a step journal",
                 )
             path.unlink(missing_ok=True)
@@ -302,7 +321,7 @@ def recover(key: str, store: Any) -> int:
 
 @atexit.register
 def _close_all() -> None:
-    """At a normal exit, commit what journals still hold (a crash leaves it to ``recover``)."""
+    """At a normal exit, commit what journals still hold (a crash leaves it to the committer)."""
     with _live_lock:
         journals = [j for group in _live.values() for j in group]
     for journal in journals:
@@ -311,8 +330,8 @@ def _close_all() -> None:
 
 
 def track_for_fork(store: Any) -> None:
-    """Give ``store`` a fresh lock and no journal in a forked child (the parent's commit thread,
-    which may have held them, does not exist there)."""
+    """Give ``store`` a fresh lock and no journal in a forked child (the parent's threads, which
+    may have held them, do not exist there)."""
     _stores.add(store)
 
 
@@ -320,10 +339,8 @@ def _after_fork_in_child() -> None:
     global _live_lock
     _live_lock = threading.Lock()
     for group in _live.values():
-        for journal in group:  # the parent's: let go of its file so its lock stays the parent's
-            journal._region.map.close()
-            if journal.fd >= 0:
-                os.close(journal.fd)
+        for journal in group:  # the parent's: let go of its file and pipes
+            journal._forget_in_child()
     _live.clear()
     for store in list(_stores):
         store._lock = threading.Lock()

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
 
 from .batching import StepBatcher, batcher_for
 from .env_info import EnvInfo, fetch_env_info, fetch_env_info_async
@@ -91,6 +92,7 @@ class _Recorder:
         self.run_id: str | None = None
         self.episode_id: str | None = None
         self.index = 0
+        self.wire = self._wire_source(client)
         self._run_args = {
             "label": label,
             "source": source,
@@ -99,6 +101,34 @@ class _Recorder:
             "image": image,
             "info": info,
         }
+
+    def _wire_source(self, client: Any) -> EnvClient | None:
+        """The ``EnvClient`` whose ``last_exchange`` can be journaled as it is, when steps may take
+        that path (journaled store, one commit per step, no state capture, stock ``step``)."""
+        inner = getattr(client, "async_client", client)
+        if not (isinstance(inner, EnvClient) and self.store.journaled and self.commit_every == 1):
+            return None
+        stock = type(inner).step is EnvClient.step and type(inner)._request is EnvClient._request
+        return inner if stock and not self.capture_state else None
+
+    def wire_ready(self) -> EnvClient | None:
+        """The wire source, cleared for the next step, if this step can be journaled from the wire."""
+        wire = self.wire
+        if wire is None or self.episode_id is None:
+            return None
+        wire.last_exchange = None
+        return wire
+
+    def journal_exchange(self, wire: EnvClient, latency_ms: float) -> bool:
+        """Journal the step ``wire`` just exchanged; ``False`` if it has none (then record the row)."""
+        exchange = wire.last_exchange
+        if exchange is None:
+            return False
+        request, reply = exchange
+        self.index += 1
+        self.store.journal_wire(self.episode_id, self.index, time.time(), latency_ms, request,
+                                reply.encode() if isinstance(reply, str) else reply)  # fmt: skip
+        return True
 
     @property
     def needs_env_info(self) -> bool:
@@ -120,6 +150,7 @@ class _Recorder:
             source=a["source"],
             label=a["label"],
             info=a["info"],
+            journaled=self.journaled,
         )
 
     def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
@@ -139,6 +170,7 @@ class _Recorder:
             metadata=_metadata(result),
             latency_ms=latency_ms,
             state=state,
+            journaled=self.journaled,
         )
         self.index = 0
 
@@ -186,9 +218,13 @@ class _Recorder:
 
     def end(self, reason: str) -> None:
         self.flush()
-        if self.episode_id is not None:  # committed with every journaled step before it
+        if self.episode_id is None:
+            return
+        if self.journaled:  # queued behind its steps: no wait for them
+            self.store.journal_end(self.episode_id, reason)
+        else:
             self.store.finish_episode(self.episode_id, reason)
-            self.episode_id = None
+        self.episode_id = None
 
 
 class RecordingEnvClient:
@@ -219,6 +255,15 @@ class RecordingEnvClient:
         return result
 
     async def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        wire = self._rec.wire_ready()
+        if wire is not None:  # the fast path: the wire texts go to the journal as they are
+            t0 = time.perf_counter()
+            result = await self._client.step(action, *args, **kwargs)
+            if self._rec.journal_exchange(wire, (time.perf_counter() - t0) * 1000):
+                return result
+            payload = self._rec.payload(action)  # the client has no exchange to show: the row way
+            self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])
+            return result
         payload = self._rec.payload(action)
         batcher = self._batcher
         if batcher is None or batcher.loop is not asyncio.get_running_loop():
@@ -240,10 +285,14 @@ class RecordingEnvClient:
         return result
 
     async def close(self) -> None:
+        """End the episode ("closed"), close the client, and return once every step recorded so
+        far is committed (waited for off the event loop; raises a commit error)."""
         try:
             self._rec.end("closed")
         finally:
             await self._client.close()
+        if self._rec.journaled:
+            await asyncio.to_thread(self._rec.store.flush)
 
     def sync(self) -> Any:
         """A ``SyncEnvClient`` over this recording client (steps stay recorded)."""
@@ -290,6 +339,15 @@ class SyncRecordingEnvClient:
         return result
 
     def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        wire = self._rec.wire_ready()
+        if wire is not None:  # the fast path: the wire texts go to the journal as they are
+            t0 = time.perf_counter()
+            result = self._client.step(action, *args, **kwargs)
+            if self._rec.journal_exchange(wire, (time.perf_counter() - t0) * 1000):
+                return result
+            payload = self._rec.payload(action)  # the client has no exchange to show: the row way
+            self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])
+            return result
         payload = self._rec.payload(action)
         t0 = time.perf_counter()
         result = self._client.step(action, *args, **kwargs)
@@ -302,10 +360,14 @@ class SyncRecordingEnvClient:
         return result
 
     def close(self) -> None:
+        """End the episode ("closed"), close the client, and return once every step recorded so
+        far is committed (raises a commit error)."""
         try:
             self._rec.end("closed")
         finally:
             self._client.close()
+        if self._rec.journaled:
+            self._rec.store.flush()
 
     def __enter__(self) -> SyncRecordingEnvClient:
         connect = getattr(self._client, "connect", None)

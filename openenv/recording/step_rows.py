@@ -14,6 +14,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from openenv.stepjournal import sqlite_steps
+
 from .jsonable import dumps
 
 __all__ = [
@@ -22,10 +24,9 @@ __all__ = [
     "insert_first_step",
     "make_step_row",
     "sqlite_append",
-    "sqlite_replay",
 ]
 
-_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
+_COLUMNS = sqlite_steps.STEP_COLUMNS
 _INSERT = text(
     f"INSERT INTO step ({_COLUMNS}) VALUES "
     "(:episode_id, :idx, :action, :observation, :reward, :done, :metadata, :latency_ms, :t, :state)"
@@ -38,15 +39,6 @@ END_EPISODE = text(
     "UPDATE episode SET ended_at = :t, end_reason = :reason, done = :done"
     " WHERE id = :episode_id AND ended_at IS NULL"
 )
-_Q_INSERT = f"INSERT INTO step ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_Q_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
-_Q_SET_COUNTS = "UPDATE episode SET step_count = ?, total_reward = ? WHERE id = ?"
-_Q_INSERT_NEW = f"INSERT OR IGNORE INTO step ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_Q_BUMP_MAX = (
-    "UPDATE episode SET step_count = MAX(step_count, ?),"
-    " total_reward = CASE WHEN ? IS NULL THEN total_reward ELSE COALESCE(total_reward, 0) + ? END WHERE id = ?"
-)
-_Q_END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
 
 
 def make_step_row(
@@ -69,49 +61,9 @@ def make_step_row(
 
 
 def sqlite_append(raw: Any, rows: Sequence[dict[str, Any]]) -> None:
-    """Append ``rows`` on the driver connection, in the caller's transaction: one ``executemany``
-    and one counter update per episode (rewards summed in step order, as step-by-step updates
-    would), the end of every episode a row finishes, then queued ends (``{"end": reason}``)."""
-    ends = [row for row in rows if "end" in row]  # queued episode ends (``journal_end``)
-    if ends:
-        rows = [row for row in rows if "end" not in row]
-    raw.executemany(_Q_INSERT, [tuple(row.values()) for row in rows])
-    per_episode: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        per_episode.setdefault(row["episode_id"], []).append(row)
-    for eid, mine in per_episode.items():
-        rewards = [row["reward"] for row in mine if row["reward"] is not None]
-        if rewards:
-            (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
-            for reward in rewards:
-                total = (0 if total is None else total) + reward
-            raw.execute(_Q_SET_COUNTS, (mine[-1]["idx"], total, eid))
-        else:
-            raw.execute(_Q_BUMP, (mine[-1]["idx"], eid))
-        for row in mine:
-            if row["done"]:
-                raw.execute(_Q_END, (row["t"], "done", True, eid))
-    for end in ends:  # after the steps: a ``done`` step's end wins over a later close
-        raw.execute(_Q_END, (end["t"], end["end"], False, end["episode_id"]))
-
-
-def sqlite_replay(raw: Any, rows: Sequence[tuple[Any, ...]]) -> int:
-    """Insert journal rows (column values in order) not in the store yet, with their episode's
-    counters, inside the caller's transaction; rows of deleted episodes are dropped. Returns how
-    many were new."""
-    exists: dict[str, bool] = {}
-    new = 0
-    for values in rows:
-        eid, idx, reward, done, t = values[0], values[1], values[4], values[5], values[8]
-        if eid not in exists:
-            exists[eid] = raw.execute("SELECT 1 FROM episode WHERE id = ?", (eid,)).fetchone() is not None
-        if not exists[eid] or raw.execute(_Q_INSERT_NEW, values).rowcount != 1:
-            continue
-        new += 1
-        raw.execute(_Q_BUMP_MAX, (idx, reward, reward, eid))
-        if done:
-            raw.execute(_Q_END, (t, "done", True, eid))
-    return new
+    """Append ``rows`` (and queued ends ``{"episode_id", "end", "t"}``) on the driver connection,
+    in the caller's transaction (``stepjournal.sqlite_steps.append``)."""
+    sqlite_steps.append(raw, [row if "end" in row else tuple(row.values()) for row in rows])
 
 
 def core_append(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:

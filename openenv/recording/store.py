@@ -78,9 +78,11 @@ class EpisodeStore:
         self.engine = make_engine(target, busy_timeout_ms=busy_timeout_ms)
         self.dialect = self.engine.dialect.name
         self._lock = threading.Lock()
+        self._busy_ms = busy_timeout_ms
         self._writer: Connection | None = None
         self._pid = os.getpid()
         self._journal: StepJournal | None = None
+        self._runs: dict[str, tuple[str, str, str | None]] = {}  # runs created through the journal
         self.journaled = journal and self.dialect == "sqlite"
         self._key = os.path.realpath(self.engine.url.database or "") if self.dialect == "sqlite" else ""
         try:
@@ -109,6 +111,12 @@ class EpisodeStore:
                 self._writer.close()
                 self._writer = None
         self.engine.dispose()
+
+    def flush(self) -> None:
+        """Return once every journaled write of this process is committed (raises, once, an error
+        the committer met, e.g. ``StoreFullError``)."""
+        if self._journal is not None and self._journal.pid == os.getpid():
+            self._journal.drain()
 
     def __enter__(self) -> EpisodeStore:
         return self
@@ -159,8 +167,12 @@ class EpisodeStore:
         info: dict[str, Any] | None = None,
         run_id: str | None = None,
         created_at: float | None = None,
+        journaled: bool = False,
     ) -> str:
-        """Record where episodes run and who drives them; returns the run id."""
+        """Record where episodes run and who drives them; returns the run id.
+
+        ``journaled``: on a journaled store, durable in the step journal now and committed with the
+        steps (what ``record()`` does; reads of this process wait for it as for steps)."""
         row = {
             "id": run_id or new_id(),
             "env_name": env_name,
@@ -177,7 +189,11 @@ class EpisodeStore:
             "pid": os.getpid(),
             "info": None if info is None else dumps(info),
         }
-        self.write(lambda c: c.execute(insert(EnvRun.__table__), row), what="create run", drain=False)
+        if journaled and self.journaled:
+            self._step_journal().insert("env_run", row)
+            self._runs[row["id"]] = (env_name, source, label)
+        else:
+            self.write(lambda c: c.execute(insert(EnvRun.__table__), row), what="create run", drain=False)
         return row["id"]
 
     def start_episode(
@@ -193,10 +209,12 @@ class EpisodeStore:
         state: Any = None,
         episode_id: str | None = None,
         replaces: str | None = None,
+        journaled: bool = False,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
+        ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
         """
         kwargs = dict(reset_kwargs or {})
         seed = kwargs.get("seed")
@@ -205,6 +223,26 @@ class EpisodeStore:
         step0 = step_rows.make_step_row(
             eid, 0, None, observation, reward, done, metadata, latency_ms, now, state
         )
+        episode = {
+            "id": eid,
+            "run_id": run_id,
+            "reset_kwargs": dumps(kwargs),
+            "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+            "started_at": now,
+            "ended_at": now if done else None,
+            "end_reason": "done" if done else None,
+            "step_count": 0,
+            "total_reward": None,
+            "done": done,
+        }
+        run = self._runs.get(run_id) if journaled and self.journaled else None
+        if run is not None:
+            journal = self._step_journal()
+            if replaces is not None:
+                journal.queue({"episode_id": replaces, "end": "reset", "t": now})
+            journal.insert("episode", {**episode, "env_name": run[0], "source": run[1], "label": run[2]})
+            journal.insert("step", step0)
+            return eid
 
         def tx(conn: Connection) -> None:
             run = conn.execute(
@@ -212,24 +250,7 @@ class EpisodeStore:
             ).first()
             if run is None:
                 raise EpisodeNotFoundError(f"no run {run_id!r}")
-            conn.execute(
-                insert(_EP),
-                {
-                    "id": eid,
-                    "run_id": run_id,
-                    "env_name": run.env_name,
-                    "source": run.source,
-                    "label": run.label,
-                    "reset_kwargs": dumps(kwargs),
-                    "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-                    "started_at": now,
-                    "ended_at": now if done else None,
-                    "end_reason": "done" if done else None,
-                    "step_count": 0,
-                    "total_reward": None,
-                    "done": done,
-                },
-            )
+            conn.execute(insert(_EP), {**episode, "env_name": run.env_name, "source": run.source, "label": run.label})
             step_rows.insert_first_step(conn, step0)
             if replaces is not None:
                 ended = {"t": now, "reason": "reset", "done": False, "episode_id": replaces}
@@ -276,6 +297,13 @@ class EpisodeStore:
             return self.append_steps(rows)
         return self._step_journal().append(rows)
 
+    def journal_wire(
+        self, episode_id: str, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
+    ) -> None:
+        """Make one step durable from its wire texts (the step request and the server's reply, as
+        sent and received); only for journaled stores (``journaled``): the committer derives the row."""
+        self._step_journal().append_wire(episode_id, idx, t, latency_ms, request, reply)
+
     def journal_end(self, episode_id: str, reason: str) -> None:
         """``finish_episode``, committed after the journaled steps before it (a crash first leaves the
         episode unfinished, as it would have been anyway)."""
@@ -288,7 +316,7 @@ class EpisodeStore:
         if journal is None or journal.pid != os.getpid():
             with self._lock:
                 if self._journal is None or self._journal.pid != os.getpid():
-                    self._journal = StepJournal(self._key, self.append_steps)
+                    self._journal = StepJournal(self._key, self._busy_ms)
                 journal = self._journal
         return journal
 

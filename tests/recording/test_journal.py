@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import os
-import zlib
 from pathlib import Path
 
-import orjson
 import pytest
 
 from openenv.recording import EpisodeStore
-from openenv.recording.journal import _HEADER, journal_folder, parse_journal
+from openenv.recording.journal import journal_folder, parse_journal
+from openenv.stepjournal import format as fmt
+
+LAP = fmt.FIRST_LAP
 
 
-def _record(rows: list[list[object]]) -> bytes:
-    body = orjson.dumps(rows)
-    return _HEADER.pack(len(body), zlib.crc32(body)) + body
+def _record(rows: list[list[object]], lap: int = LAP) -> bytes:
+    return fmt.record(lap, fmt.pack_rows(rows))
+
+
+def _journal(*records: bytes) -> bytes:
+    """A journal file: the control page (nothing committed yet), the records, the end mark."""
+    return fmt.control_page() + b"".join(records) + bytes(fmt.HEADER.size)
 
 
 def _row(store: EpisodeStore, eid: str, idx: int, reward: float | None = 1.0, done: bool = False) -> dict:
@@ -27,11 +32,13 @@ def test_parse_stops_at_the_end_mark_and_at_a_torn_record() -> None:
         [["e", 1, None, "{}", None, False, None, None, 1.0, None]],
         [["e", 2, None, "{}", 0.5, True, None, None, 2.0, None]],
     )
-    data = _record(a) + _record(b) + bytes(8) + _record(a)  # stale record after the end mark
+    data = _journal(_record(a), _record(b)) + _record(a)  # stale record after the end mark
     assert [r[1] for r in parse_journal(data)] == [1, 2]
-    torn = _record(a) + _record(b)[:-3] + b"xyz"
+    torn = _journal(_record(a), _record(b)[:-3] + b"xyz")
     assert [r[1] for r in parse_journal(torn)] == [1]
-    assert parse_journal(b"") == [] and parse_journal(bytes(64)) == []
+    stale_lap = _journal(_record(a), _record(b, lap=LAP + 1))  # left from another lap: not ours
+    assert [r[1] for r in parse_journal(stale_lap)] == [1]
+    assert parse_journal(b"") == [] and parse_journal(bytes(8192)) == []
 
 
 def test_a_dead_process_journal_is_replayed_once_on_open(db_path: Path) -> None:
@@ -50,9 +57,10 @@ def test_a_dead_process_journal_is_replayed_once_on_open(db_path: Path) -> None:
     folder = journal_folder(str(db_path.resolve()))
     folder.mkdir()
     (folder / "4242-dead.jnl").write_bytes(
-        _record([list(r.values()) for r in rows[:2]])
-        + _record([list(r.values()) for r in rows[2:] + lost])
-        + bytes(8)
+        _journal(
+            _record([list(r.values()) for r in rows[:2]]),
+            _record([list(r.values()) for r in rows[2:] + lost]),
+        )
     )
     with EpisodeStore(db_path) as store:
         ep = store.get_episode(eid)
@@ -68,7 +76,7 @@ def test_a_long_lived_store_replays_on_demand(db_path: Path) -> None:
         eid = store.start_episode(run, observation={})
         folder = journal_folder(str(db_path.resolve()))
         folder.mkdir(exist_ok=True)
-        (folder / "4243-dead.jnl").write_bytes(_record([list(_row(store, eid, 1).values())]))
+        (folder / "4243-dead.jnl").write_bytes(_journal(_record([list(_row(store, eid, 1).values())])))
         assert store.get_episode(eid).step_count == 0
         assert store.recover_journals() == 1 and store.recover_journals() == 0
         assert store.get_episode(eid).step_count == 1

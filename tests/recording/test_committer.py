@@ -1,0 +1,177 @@
+"""The journal's ring and its committer: wrap and jump, a lagging or dead committer, the wire path."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from openenv.core import GenericEnvClient
+from openenv.envs.echo import EchoAction, EchoEnv
+from openenv.recording import EpisodeStore, record
+from openenv.recording.journal import StepJournal, journal_folder
+from openenv.stepjournal import format as fmt
+
+
+def _journal(store: EpisodeStore) -> StepJournal:
+    journal = store._step_journal()
+    assert journal is not None
+    return journal
+
+
+def _write(store: EpisodeStore, eid: str, first: int, count: int) -> None:
+    for i in range(first, first + count):
+        store.journal_steps([store.step_row(eid, i, action={"i": i}, observation={"o": "x" * 40}, reward=1.0)])
+
+
+def _hold_lock(db_path: Path, seconds: float) -> threading.Thread:
+    """Hold the database's write lock from another connection (the committer cannot commit)."""
+    taken = threading.Event()
+
+    def hold() -> None:
+        con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+        con.execute("BEGIN IMMEDIATE")
+        taken.set()
+        time.sleep(seconds)
+        con.execute("COMMIT")
+        con.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(10)
+    return thread
+
+
+def _indexes(store: EpisodeStore, eid: str) -> list[int]:
+    return [s.index for s in store.load_steps(eid)]
+
+
+def test_scan_follows_wraps_and_jumps_and_ignores_other_laps() -> None:
+    rows = [fmt.pack_rows([["e", i, None, "{}", None, False, None, None, 0.0, None]]) for i in range(4)]
+    top = fmt.DATA_START
+    # lap 1: rows 0 and 1, then the wrap
+    lap1 = fmt.record(1, rows[0]) + fmt.record(1, rows[1]) + fmt.record(1, fmt.pack_wrap())
+    data = bytearray(fmt.control_page() + lap1 + bytes(8192))
+    # lap 2 from the top, over lap 1's committed records: row 2, then a jump to 9000 and row 3
+    two = fmt.record(2, rows[2]) + fmt.record(2, fmt.pack_jump(9000))
+    data[top : top + len(two)] = two
+    three = fmt.record(2, rows[3]) + bytes(fmt.HEADER.size)
+    data[9000 : 9000 + len(three)] = three
+
+    def read(at: int, n: int) -> bytes:
+        return bytes(data[at : at + n])
+
+    # a committer that had committed rows 0 and 1 before the writer wrapped
+    start = fmt.Progress(1, top + len(fmt.record(1, rows[0])) * 2)
+    payloads, end = fmt.scan(read, start)
+    assert [p[:1] for p in payloads] == [b"R", b"R"]
+    assert end == fmt.Progress(2, 9000 + len(fmt.record(2, rows[3])))
+    assert fmt.scan(read, end) == ([], end)  # the end mark: nothing more yet
+    stale = fmt.scan(read, fmt.Progress(1, top))  # lap 1 is gone from the top: nothing is misread
+    assert stale == ([], fmt.Progress(1, top))
+
+
+def test_ring_wraps_and_stays_small_while_the_committer_keeps_up(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        for burst in range(10):  # ~500 KB of records through a 64 KB ring, the committer caught up between
+            _write(store, eid, 1 + 300 * burst, 300)
+            store.flush()
+        journal = _journal(store)
+        assert journal._lap >= 5 and journal._size == 1 << 16
+        assert _indexes(store, eid) == list(range(3001))
+        assert store.get_episode(eid).total_reward == 3000.0
+
+
+def test_a_lagging_committer_costs_disk_not_records(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        _write(store, eid, 1, 300)
+        store.flush()  # committed up to near the end of the ring
+        held = _hold_lock(db_path, 1.0)
+        # the committer is stuck: the writer wraps to the top, runs into the records not yet
+        # committed, jumps past the end of the file (which grows) and goes on there
+        _write(store, eid, 301, 4300)
+        journal = _journal(store)
+        assert journal._lap == 2  # no second wrap while the committer is a lap behind
+        assert journal._wrapped_at == 0  # reset by the jump
+        grown = journal._size
+        held.join()
+        _write(store, eid, 4601, 3000)
+        assert grown > 1 << 16
+        assert _indexes(store, eid) == list(range(7601))
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward) == (7600, 7600.0)
+    assert not any(journal_folder(str(db_path.resolve())).glob("*.jnl"))
+
+
+def test_a_dead_committer_process_is_replaced_by_a_thread(db_path: Path) -> None:
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        _write(store, eid, 1, 10)
+        journal = _journal(store)
+        assert journal.committer_kind == "process"
+        os.kill(journal._host.pid, signal.SIGKILL)
+        _write(store, eid, 11, 2000)  # fills the ring: the writer notices on its way
+        assert _indexes(store, eid) == list(range(2011))
+        assert journal.committer_kind == "thread"
+
+
+def test_the_thread_committer_when_asked(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENENV_JOURNAL_COMMITTER", "thread")
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        _write(store, eid, 1, 1000)
+        assert _journal(store).committer_kind == "thread"
+        assert _indexes(store, eid) == list(range(1001))
+
+
+def _steps(db: Path, eid: str) -> list[tuple[object, ...]]:
+    with EpisodeStore(db) as store:
+        return [(s.index, s.action, s.observation, s.reward, s.done, s.metadata) for s in store.load_steps(eid)]
+
+
+@pytest.mark.parametrize("kind", ["typed", "generic", "sync"])
+def test_the_wire_path_stores_what_the_row_path_stores(tmp_path: Path, echo_url: str, kind: str) -> None:
+    """A journaled store takes each step's wire texts; ``journal=False`` serialises the parsed
+    result: both must store the same step."""
+
+    def client() -> object:
+        return GenericEnvClient(base_url=echo_url) if kind == "generic" else EchoEnv(base_url=echo_url)
+
+    def action(i: int) -> object:
+        return {"message": f"m{i}"} if kind == "generic" else EchoAction(message=f"m{i}")
+
+    ids = {}
+    for journal in (True, False):
+        db = tmp_path / f"{journal}.db"
+        with EpisodeStore(db, journal=journal) as store:
+            if kind == "sync":
+                with record(client().sync(), store=store) as env:
+                    env.reset(seed=3)
+                    for i in range(5):
+                        env.step(action(i))
+                    ids[journal] = env.episode_id
+            else:
+
+                async def play(store: EpisodeStore = store) -> str:
+                    async with record(client(), store=store) as env:
+                        await env.reset(seed=3)
+                        for i in range(5):
+                            await env.step(action(i))
+                        return env.episode_id
+
+                ids[journal] = asyncio.run(play())
+    wire, rows = _steps(tmp_path / "True.db", ids[True]), _steps(tmp_path / "False.db", ids[False])
+    assert len(wire) == 6 and wire == rows
+    assert wire[3][1] == {"message": "m2"} and wire[3][2]["echoed_message"] == "m2"

@@ -1,11 +1,15 @@
 """Benchmark: recording overhead and store read speed.
 
-    .venv/bin/python bench/recording.py [--steps 2000] [--sessions 16] [--rounds 9] [--all-modes]
+    .venv/bin/python bench/recording.py [--steps 3000] [--sessions 16] [--session-steps 1000]
+                                        [--rounds 9] [--all-modes] [--overhead-only]
 
 1. Echo env steps/s through a plain client vs a recording client (same run, same server
-   process), for one session and for N concurrent sessions: paired rounds, the order swapped every
-   round, and the median of the per-pair ratios (the machine may be shared: also run it a few
-   times). ``--all-modes`` adds commit-per-step (``journal=False``) and ``commit_every=16``.
+   process), for one session (``--steps``) and for N concurrent sessions of ``--session-steps``
+   each: paired rounds, the order swapped every round, and the median of the per-pair ratios (the
+   machine may be shared: also run it a few times). A round is one client per session: connect,
+   reset, the steps, close; a recording ``close()`` also waits for the last commit (printed apart,
+   as it is paid once per client, not per step). ``--all-modes`` adds commit-per-step
+   (``journal=False``) and ``commit_every=16``.
 2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode:
    one page of 100 steps and the whole episode.
 Prints ratios against the reference measured in the same run; it asserts nothing.
@@ -43,13 +47,22 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
+CLOSE_MS: list[float] = []  # how long each recording client's close() took
+
+
 async def session(url: str, steps: int, store: EpisodeStore | None, commit_every: int = 1) -> None:
     client = EchoEnv(base_url=url)
     env = client if store is None else record(client, store=store, label="bench", commit_every=commit_every)
-    async with env:
+    await env.connect()
+    try:
         await env.reset(seed=1)
         for i in range(steps):
             await env.step(EchoAction(message=f"message {i}"))
+    finally:
+        t0 = time.perf_counter()
+        await env.close()
+        if store is not None:
+            CLOSE_MS.append((time.perf_counter() - t0) * 1000)
 
 
 async def rate(
@@ -69,6 +82,7 @@ def overhead(
     median of the per-pair ratios. Returns it."""
     asyncio.run(rate(url, 100, sessions, None))  # warm up both paths
     asyncio.run(rate(url, 100, sessions, store, commit_every))
+    CLOSE_MS.clear()
     plain, rec, ratios = [], [], []
     for n in range(rounds):
         order = (None, store) if n % 2 == 0 else (store, None)
@@ -82,7 +96,8 @@ def overhead(
           f"pairs {min(ratios):.2f}-{max(ratios):.2f}) | median steps/s plain "
           f"{statistics.median(x[0] for x in plain):.0f} / recording {statistics.median(x[0] for x in rec):.0f} | "
           f"client CPU/step {statistics.median(x[1] for x in plain):.0f} / "
-          f"{statistics.median(x[1] for x in rec):.0f} us")  # fmt: skip
+          f"{statistics.median(x[1] for x in rec):.0f} us | recording close() median "
+          f"{statistics.median(CLOSE_MS):.1f} ms")  # fmt: skip
     return med
 
 
@@ -147,8 +162,9 @@ def reads(tmp: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=3000, help="steps of the single session")
     ap.add_argument("--sessions", type=int, default=16)
+    ap.add_argument("--session-steps", type=int, default=1000, help="steps of each of the N sessions")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--all-modes", action="store_true", help="also commit per step and commit_every=16")
     ap.add_argument("--overhead-only", action="store_true", help="skip the store read timings")
@@ -158,13 +174,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             print(f"recording overhead (echo env, server in its own process, SQLite WAL store; "
                   f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs):")  # fmt: skip
-            per_session = max(args.steps // args.sessions, 50)
             modes = [("journal (default)", {}, 1), ("commit per step (journal=False)", {"journal": False}, 1),
                      ("commit_every=16", {}, 16)]  # fmt: skip
             for name, options, every in modes if args.all_modes else modes[:1]:
                 with EpisodeStore(Path(tmp) / f"rec-{every}-{len(options)}.db", **options) as store:
                     overhead(url, store, args.steps, 1, args.rounds, name, every)
-                    overhead(url, store, per_session, args.sessions, args.rounds, name, every)
+                    overhead(url, store, args.session_steps, args.sessions, args.rounds, name, every)
             if args.overhead_only:
                 return
             print("store reads:")

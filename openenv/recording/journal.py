@@ -276,11 +276,14 @@ class StepJournal:
             self.fd = -1
 
 
-def parse_journal(data: bytes) -> list[Any]:
-    """The uncommitted entries of a journal file's bytes: step rows (tuples) and episode ends (dicts)."""
+def parse_journal(data: bytes, *, committed_too: bool = False) -> list[Any]:
+    """The uncommitted entries of a journal file's bytes (``committed_too``: from the top of the
+    ring, as far as the records there go): ``sqlite_steps`` entries."""
     start = fmt.start_of(data)
     if start is None:
         return []
+    if committed_too and len(data) >= fmt.DATA_START + fmt.HEADER.size:
+        start = fmt.Progress(fmt.HEADER.unpack_from(data, fmt.DATA_START)[2] or start.lap, fmt.DATA_START)
     payloads, _ = fmt.scan(lambda at, n: data[at : at + n], start, limit=1 << 62)
     return tail.decode(payloads)
 

@@ -31,33 +31,14 @@ from . import sqlite_steps
 
 __all__ = ["LINGER_S", "RETRY_S", "decode", "main", "run"]
 
-LINGER_S = 0.05  # poll period: how late other processes see steps
+LINGER_S = 0.1  # poll period: how late other processes see steps
 RETRY_S = 0.2  # wait before retrying a busy or full store
 GIVE_UP_S = 30.0  # once the writer is gone, how long a failing store is retried before leaving it to recovery
-_LIFTED = ("reward", "done", "metadata")
 _TRANSIENT = ("STORE_BUSY", "STORE_FULL")
 
 
-def _text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def _wire_row(payload: bytes) -> tuple[Any, ...]:
-    """A ``step`` row from a step as it crossed the wire (request and reply JSON texts)."""
-    eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
-    try:
-        action = orjson.loads(request).get("data")
-        data = orjson.loads(reply).get("data") or {}
-        observation = data.get("observation")
-        if isinstance(observation, dict) and any(k in observation for k in _LIFTED):
-            observation = {k: v for k, v in observation.items() if k not in _LIFTED}
-        reward, done, metadata = data.get("reward"), bool(data.get("done", False)), data.get("metadata")
-    except (orjson.JSONDecodeError, AttributeError, TypeError):  # never expected: the client parsed it
-        marker = {"__openenv_unserializable__": "wire reply", "repr": reply[:2000].decode("utf-8", "replace")}
-        action, observation, reward, done, metadata = None, marker, None, False, None
-    return (eid, idx, None if action is None else _text(action), _text(observation),
-            None if reward is None else float(reward), done, _text(metadata) if metadata else None,
-            latency, t, None)  # fmt: skip
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def decode(payloads: list[bytes]) -> list[Any]:
@@ -66,7 +47,8 @@ def decode(payloads: list[bytes]) -> list[Any]:
     for payload in payloads:
         kind = payload[:1]
         if kind == b"W":
-            entries.append(_wire_row(payload))
+            eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
+            entries.append(sqlite_steps.WireStep(eid, idx, t, latency, _text(request), _text(reply)))
         elif kind == b"R":
             entries.extend(tuple(row) for row in orjson.loads(payload[1:]))
         elif kind == b"E":
@@ -81,7 +63,7 @@ def connect(db_path: str, busy_timeout_ms: int) -> sqlite3.Connection:
     raw = sqlite3.connect(db_path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
     raw.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     raw.execute("PRAGMA synchronous=NORMAL")
-    raw.execute("PRAGMA foreign_keys=ON")
+    raw.execute("PRAGMA foreign_keys=OFF")  # append_new checks that the episodes exist, once per batch
     return raw
 
 

@@ -2,7 +2,8 @@
 the journal committer. Every function runs inside the caller's transaction.
 
 Entries: a step row is the ``step`` table's columns in order (``STEP_COLUMNS``), already
-serialised; an episode end is a dict ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of
+serialised; a ``WireStep`` is a step as its wire texts (SQLite's JSON functions pick the columns
+out of them inside the insert: no parsing in Python); an episode end is a dict ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of
 another table (a run, an episode, the reset step that does not count as a step). Appending
 applies the inserts first, then the steps (keeping the episode's ``step_count``/``total_reward``
 current and ending it on a ``done`` row), then the ends.
@@ -15,7 +16,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["STEP_COLUMNS", "Insert", "append", "append_new", "classify", "replay"]
+import orjson
+
+__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "wire_row"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -26,10 +29,20 @@ _BUMP_MAX = (
     "UPDATE episode SET step_count = MAX(step_count, ?),"
     " total_reward = CASE WHEN ? IS NULL THEN total_reward ELSE COALESCE(total_reward, 0) + ? END WHERE id = ?"
 )
+_SET_COUNTS_MAX = "UPDATE episode SET step_count = MAX(step_count, ?), total_reward = ? WHERE id = ?"
+_BUMP_TO = "UPDATE episode SET step_count = MAX(step_count, ?) WHERE id = ?"
 _END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
 
 
+# the step row from its wire texts (?3 the step request, ?4 the reply), as ``wire_row`` computes it
+_INSERT_WIRE = f"""INSERT OR IGNORE INTO step ({STEP_COLUMNS}) VALUES (?1, ?2,
+ nullif(?3 -> '$.data', 'null'),
+ coalesce(json_remove(?4 -> '$.data.observation', '$.reward', '$.done', '$.metadata'), 'null'),
+ ?4 ->> '$.data.reward', coalesce((?4 -> '$.data.done') = 'true', 0),
+ nullif(nullif(?4 -> '$.data.metadata', '{{}}'), 'null'), ?5, ?6, NULL)"""
+_WIRE_SQL = sqlite3.sqlite_version_info >= (3, 38, 0)  # the -> and ->> operators
 _TABLES = frozenset(("env_run", "episode", "step"))
+_LIFTED = ("reward", "done", "metadata")
 
 
 class Insert(NamedTuple):
@@ -39,15 +52,48 @@ class Insert(NamedTuple):
     row: dict[str, Any]
 
 
+class WireStep(NamedTuple):
+    """A step as it crossed the wire: the step request and the server's reply, JSON texts."""
+
+    episode_id: str
+    idx: int
+    t: float
+    latency_ms: float
+    request: str
+    reply: str
+
+
+def _text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def wire_row(step: WireStep) -> tuple[Any, ...]:
+    """The ``step`` row of a ``WireStep``, computed in Python (what ``_INSERT_WIRE`` does in SQL)."""
+    try:
+        action = orjson.loads(step.request).get("data")
+        data = orjson.loads(step.reply).get("data") or {}
+        observation = data.get("observation")
+        if isinstance(observation, dict) and ("reward" in observation or "done" in observation or "metadata" in observation):
+            observation = {k: v for k, v in observation.items() if k not in _LIFTED}
+        reward, done, metadata = data.get("reward"), data.get("done") is True, data.get("metadata")
+    except (orjson.JSONDecodeError, AttributeError, TypeError):  # never expected: the client parsed it
+        marker = {"__openenv_unserializable__": "wire reply", "repr": step.reply[:2000]}
+        action, observation, reward, done, metadata = None, marker, None, False, None
+    return (step.episode_id, step.idx, None if action is None else _text(action), _text(observation),
+            None if reward is None else float(reward), done, _text(metadata) if metadata else None,
+            step.latency_ms, step.t, None)  # fmt: skip
+
+
 class _NotAllNew(Exception):
     """Some rows were in the store already (a journal committed twice): take the careful path."""
 
 
 def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[Sequence[Any]], list[dict[str, Any]]]:
+    """Inserts, steps (rows and ``WireStep``s, in order) and ends."""
     inserts = [e for e in entries if isinstance(e, Insert)]
     ends = [e for e in entries if isinstance(e, dict)]
-    rows = [e for e in entries if not isinstance(e, (Insert, dict))]
-    return inserts, rows, ends
+    steps = [e for e in entries if not isinstance(e, (Insert, dict))]
+    return inserts, steps, ends
 
 
 def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
@@ -85,7 +131,8 @@ def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
 
 def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
     """Insert new rows (a clashing index raises ``sqlite3.IntegrityError``) and apply ends."""
-    inserts, rows, ends = _split(entries)
+    inserts, steps, ends = _split(entries)
+    rows = [wire_row(s) if isinstance(s, WireStep) else s for s in steps]
     _inserts(raw, inserts)
     raw.executemany(_INSERT, rows)
     _counters(raw, rows)
@@ -95,24 +142,69 @@ def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
 def append_new(raw: sqlite3.Connection, entries: Sequence[Any]) -> int:
     """Like ``append`` but idempotent (what a journal committer needs: a batch may be offered twice,
     and its episode may have been deleted meanwhile). Returns how many rows were new."""
-    inserts, rows, ends = _split(entries)
+    inserts, steps, ends = _split(entries)
     _inserts(raw, inserts)
-    before = raw.total_changes
-    try:
-        raw.execute("SAVEPOINT fast")
-        raw.executemany(_INSERT_NEW, rows)
-        if raw.total_changes - before != len(rows):
-            raise _NotAllNew
-        _counters(raw, rows)
-        raw.execute("RELEASE fast")
-    except (_NotAllNew, sqlite3.IntegrityError):  # duplicates, or a deleted episode (foreign key)
-        raw.execute("ROLLBACK TO fast")
-        raw.execute("RELEASE fast")
-        new = replay(raw, rows)
-    else:
-        new = len(rows)
+    new = _append_all_new(raw, steps) if steps else 0
+    if new is None:  # duplicates, or a deleted episode: row by row
+        new = replay(raw, [wire_row(s) if isinstance(s, WireStep) else s for s in steps])
     _ends(raw, ends)
     return new
+
+
+def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
+    """Insert ``steps`` with their counters if every one is new and its episode exists (``None``
+    and nothing written otherwise)."""
+    episodes = {s[0] for s in steps}
+    marks = ", ".join("?" * len(episodes))
+    found = raw.execute(f"SELECT COUNT(*) FROM episode WHERE id IN ({marks})", tuple(episodes)).fetchone()[0]
+    if found != len(episodes):
+        return None
+    wires = [(s[0], s[1], s[4], s[5], s[3], s[2]) for s in steps if isinstance(s, WireStep)]
+    rows = [s for s in steps if not isinstance(s, WireStep)]
+    if wires and not _WIRE_SQL:
+        rows += [wire_row(WireStep(w[0], w[1], w[5], w[4], w[2], w[3])) for w in wires]
+        wires = []
+    before = raw.total_changes
+    raw.execute("SAVEPOINT fast")
+    try:
+        raw.executemany(_INSERT_NEW, rows)
+        raw.executemany(_INSERT_WIRE, wires)
+        if raw.total_changes - before != len(steps):
+            raise _NotAllNew
+        _stored_counters(raw, steps)
+    except (_NotAllNew, sqlite3.IntegrityError, sqlite3.OperationalError) as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "json" not in str(exc).lower():
+            raise  # busy, full...: the caller's transaction fails as a whole
+        raw.execute("ROLLBACK TO fast")
+        raw.execute("RELEASE fast")
+        return None
+    raw.execute("RELEASE fast")
+    return len(steps)
+
+
+def _stored_counters(raw: sqlite3.Connection, steps: Sequence[Any]) -> None:
+    """Counters and ends for steps just inserted, read back from the table (a wire step's reward
+    and done exist only there): rewards summed in step order, as step-by-step updates would."""
+    spans: dict[str, set[int]] = {}
+    for s in steps:
+        spans.setdefault(s[0], set()).add(s[1])
+    for eid, mine in spans.items():
+        got = raw.execute(
+            "SELECT idx, reward, done, t FROM step WHERE episode_id = ? AND idx BETWEEN ? AND ? ORDER BY idx",
+            (eid, min(mine), max(mine)),
+        ).fetchall()
+        got = [g for g in got if g[0] in mine]
+        rewards = [g[1] for g in got if g[1] is not None]
+        if rewards:
+            (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
+            for reward in rewards:
+                total = (0 if total is None else total) + reward
+            raw.execute(_SET_COUNTS_MAX, (max(mine), total, eid))
+        else:
+            raw.execute(_BUMP_TO, (max(mine), eid))
+        done = next((g for g in got if g[2]), None)
+        if done is not None:
+            raw.execute(_END, (done[3], "done", True, eid))
 
 
 def replay(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:

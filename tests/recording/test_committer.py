@@ -175,3 +175,41 @@ def test_the_wire_path_stores_what_the_row_path_stores(tmp_path: Path, echo_url:
     wire, rows = _steps(tmp_path / "True.db", ids[True]), _steps(tmp_path / "False.db", ids[False])
     assert len(wire) == 6 and wire == rows
     assert wire[3][1] == {"message": "m2"} and wire[3][2]["echoed_message"] == "m2"
+
+
+_REPLIES = [
+    '{"type":"observation","data":{"observation":{"a":1,"s":"\\u00e9t\\u00e9"},"reward":1,"done":false}}',
+    '{"type":"observation","data":{"observation":{"a":[1,2.5,{"b":null}]},"reward":null,"done":true,'
+    '"metadata":{"k":"v"}}}',
+    '{"type": "observation", "data": {"observation": {"a": 1, "reward": 9, "metadata": {}}, "done": false,'
+    ' "metadata": {}}}',  # spaces as json.dumps writes them; lifted keys inside the observation
+    '{"type":"observation","data":{"observation":"just text","reward":"2.5"}}',
+    '{"type":"observation","data":{}}',
+    "not json at all",
+]
+
+
+@pytest.mark.parametrize("reply", _REPLIES)
+def test_sql_and_python_make_the_same_row_from_wire_texts(db_path: Path, reply: str) -> None:
+    """The committer derives a wire step's row inside SQLite; ``wire_row`` is the same in Python
+    (used for replays and old SQLite): both must store the same values."""
+    from openenv.stepjournal import committer, sqlite_steps
+
+    with EpisodeStore(db_path, journal=False) as store:
+        run = store.create_run(env_name="echo")
+        eids = [store.start_episode(run, observation={}) for _ in range(2)]
+    request = '{"type":"step","data":{"message":"hi"},"request_id":3}'
+    sql_step = sqlite_steps.WireStep(eids[0], 1, 10.0, 0.5, request, reply)
+    py_step = sql_step._replace(episode_id=eids[1])
+    raw = committer.connect(str(db_path), 5000)
+    committer.commit(raw, [sql_step])
+    raw.execute("BEGIN IMMEDIATE")
+    sqlite_steps.replay(raw, [sqlite_steps.wire_row(py_step)])
+    raw.execute("COMMIT")
+    raw.close()
+    with EpisodeStore(db_path) as store:
+        a, b = (store.load_steps(eid)[1] for eid in eids)
+        pairs = [(a.action, b.action), (a.observation, b.observation), (a.reward, b.reward),
+                 (a.done, b.done), (a.metadata, b.metadata)]  # fmt: skip
+        assert all(x == y for x, y in pairs), pairs
+        assert [store.get_episode(eid).total_reward for eid in eids] == [a.reward, a.reward]

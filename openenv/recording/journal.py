@@ -52,6 +52,10 @@ INITIAL_BYTES = 1 << 16  # the ring's first size (control page included); double
 CLOSE_WAIT_S = 60.0  # how long ``close`` waits for the committer before leaving the rest to recovery
 _RESERVE = fmt.HEADER.size * 2 + 9  # room always kept for a wrap or jump record and the end mark
 _END = bytes(fmt.HEADER.size)
+_pack_wire_head = fmt.pack_wire_head
+_pack_header = fmt.HEADER.pack
+_HEADER_SIZE = fmt.HEADER.size
+_error_seq = fmt.error_seq
 _tl = threading.local()
 _live: dict[str, weakref.WeakSet[StepJournal]] = {}
 _live_lock = threading.Lock()
@@ -127,10 +131,11 @@ class StepJournal:
 
     # -- writing -----------------------------------------------------------------------------
     def append_wire(
-        self, episode_id: str, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
+        self, episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
     ) -> None:
         """Make one step durable as its wire texts (the committer turns them into a row)."""
-        self._put(fmt.pack_wire(episode_id, idx, t, latency_ms, request, reply))
+        head = _pack_wire_head(b"W", len(episode_id), idx, t, latency_ms, len(request), len(reply))
+        self._put(b"".join((head, episode_id, request, reply)))
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable."""
@@ -148,21 +153,20 @@ class StepJournal:
         with self._lock:
             if self._closed:
                 raise RecordingError("record step: the store is closed", code="STORE_CLOSED")
-            if fmt.error_seq(self._map) != self._error_seq:
+            if _error_seq(self._map) != self._error_seq:
                 self._raise_new_error()
-            n = fmt.HEADER.size + len(payload)
-            if self._end + n > self._limit:
-                self._make_room(n)
+            if self._end + _HEADER_SIZE + len(payload) > self._limit:
+                self._make_room(_HEADER_SIZE + len(payload))
             self._write(payload)
 
     def _write(self, payload: bytes) -> None:
         """Write one record at the end: end mark first, header last (a reader sees all or nothing)."""
-        m, at = self._map, self._end
-        body = at + fmt.HEADER.size
+        m, at, lap = self._map, self._end, self._lap
+        body = at + _HEADER_SIZE
         stop = body + len(payload)
-        m[stop : stop + fmt.HEADER.size] = _END
+        m[stop : stop + _HEADER_SIZE] = _END
         m[body:stop] = payload
-        m[at:body] = fmt.HEADER.pack(len(payload), zlib.crc32(payload, self._lap), self._lap)
+        m[at:body] = _pack_header(len(payload), zlib.crc32(payload, lap), lap)
         self._end = stop
 
     def _make_room(self, n: int) -> None:

@@ -29,6 +29,8 @@ from .jsonable import to_jsonable
 from .step_rows import make_step_row
 from .store import EpisodeStore
 
+_perf_counter, _time = time.perf_counter, time.time
+
 __all__ = ["RecordingEnvClient", "SyncRecordingEnvClient", "normalise_observation", "record"]
 
 _LIFTED_SET = frozenset(("reward", "done", "metadata"))
@@ -91,6 +93,7 @@ class _Recorder:
         self.pending: list[dict[str, Any]] = []
         self.run_id: str | None = None
         self.episode_id: str | None = None
+        self.episode_bytes = b""
         self.index = 0
         self.wire = self._wire_source(client)
         self._run_args = {
@@ -119,15 +122,17 @@ class _Recorder:
         wire.last_exchange = None
         return wire
 
-    def journal_exchange(self, wire: EnvClient, latency_ms: float) -> bool:
-        """Journal the step ``wire`` just exchanged; ``False`` if it has none (then record the row)."""
+    def journal_exchange(self, wire: EnvClient, t0: float) -> bool:
+        """Journal the step ``wire`` just exchanged (sent at ``t0``, ``perf_counter``); ``False`` if
+        it has none (then record the row)."""
         exchange = wire.last_exchange
         if exchange is None:
             return False
+        latency_ms = (_perf_counter() - t0) * 1000
         request, reply = exchange
         self.index += 1
-        self.store.journal_wire(self.episode_id, self.index, time.time(), latency_ms, request,
-                                reply.encode() if isinstance(reply, str) else reply)  # fmt: skip
+        self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, request,
+                                reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
         return True
 
     @property
@@ -173,6 +178,7 @@ class _Recorder:
             journaled=self.journaled,
         )
         self.index = 0
+        self.episode_bytes = self.episode_id.encode()
 
     def payload(self, action: Any) -> Any:
         return self.client._step_payload(action) if self.episode_id is not None else None
@@ -259,7 +265,7 @@ class RecordingEnvClient:
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
             result = await self._client.step(action, *args, **kwargs)
-            if self._rec.journal_exchange(wire, (time.perf_counter() - t0) * 1000):
+            if self._rec.journal_exchange(wire, t0):
                 return result
             payload = self._rec.payload(action)  # the client has no exchange to show: the row way
             self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])
@@ -343,7 +349,7 @@ class SyncRecordingEnvClient:
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
             result = self._client.step(action, *args, **kwargs)
-            if self._rec.journal_exchange(wire, (time.perf_counter() - t0) * 1000):
+            if self._rec.journal_exchange(wire, t0):
                 return result
             payload = self._rec.payload(action)  # the client has no exchange to show: the row way
             self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])

@@ -48,7 +48,7 @@ def decode(payloads: list[bytes]) -> list[Any]:
         kind = payload[:1]
         if kind == b"W":
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
-            entries.append(sqlite_steps.WireStep(eid, idx, t, latency, _text(request), _text(reply)))
+            entries.append(sqlite_steps.WireStep(eid, idx, _text(request), _text(reply), latency, t))
         elif kind == b"R":
             entries.extend(tuple(row) for row in orjson.loads(payload[1:]))
         elif kind == b"E":

@@ -68,6 +68,7 @@ _PROGRESS = struct.Struct("<IQ")
 _CRC = struct.Struct("<I")
 _ERROR = struct.Struct("<III")
 _WIRE = struct.Struct("<cBIddII")  # kind, id length, index, time, latency ms, request length, reply length
+pack_wire_head = _WIRE.pack
 _JUMP = struct.Struct("<cQ")
 FIRST_LAP = 1
 
@@ -90,9 +91,10 @@ def record(lap: int, payload: bytes) -> bytes:
     return HEADER.pack(len(payload), zlib.crc32(payload, lap), lap) + payload
 
 
-def pack_wire(episode_id: str, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes) -> bytes:
-    eid = episode_id.encode()
-    return _WIRE.pack(b"W", len(eid), idx, t, latency_ms, len(request), len(reply)) + eid + request + reply
+def pack_wire(episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes) -> bytes:
+    """A ``W`` payload (the episode id as ASCII bytes)."""
+    head = _WIRE.pack(b"W", len(episode_id), idx, t, latency_ms, len(request), len(reply))
+    return b"".join((head, episode_id, request, reply))
 
 
 def unpack_wire(payload: bytes) -> tuple[str, int, float, float, bytes, bytes]:

@@ -55,12 +55,12 @@ class Insert(NamedTuple):
 class WireStep(NamedTuple):
     """A step as it crossed the wire: the step request and the server's reply, JSON texts."""
 
-    episode_id: str
+    episode_id: str  # the fields in the order of ``_INSERT_WIRE``'s parameters
     idx: int
-    t: float
-    latency_ms: float
     request: str
     reply: str
+    latency_ms: float
+    t: float
 
 
 def _text(value: Any) -> str:
@@ -90,9 +90,12 @@ class _NotAllNew(Exception):
 
 def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[Sequence[Any]], list[dict[str, Any]]]:
     """Inserts, steps (rows and ``WireStep``s, in order) and ends."""
-    inserts = [e for e in entries if isinstance(e, Insert)]
-    ends = [e for e in entries if isinstance(e, dict)]
-    steps = [e for e in entries if not isinstance(e, (Insert, dict))]
+    inserts: list[Insert] = []
+    steps: list[Any] = []
+    ends: list[dict[str, Any]] = []
+    for e in entries:
+        kind = e.__class__
+        (inserts if kind is Insert else ends if kind is dict else steps).append(e)
     return inserts, steps, ends
 
 
@@ -159,10 +162,10 @@ def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
     found = raw.execute(f"SELECT COUNT(*) FROM episode WHERE id IN ({marks})", tuple(episodes)).fetchone()[0]
     if found != len(episodes):
         return None
-    wires = [(s[0], s[1], s[4], s[5], s[3], s[2]) for s in steps if isinstance(s, WireStep)]
-    rows = [s for s in steps if not isinstance(s, WireStep)]
+    wires = [s for s in steps if s.__class__ is WireStep]
+    rows = [s for s in steps if s.__class__ is not WireStep] if len(wires) < len(steps) else []
     if wires and not _WIRE_SQL:
-        rows += [wire_row(WireStep(w[0], w[1], w[5], w[4], w[2], w[3])) for w in wires]
+        rows += [wire_row(w) for w in wires]
         wires = []
     before = raw.total_changes
     raw.execute("SAVEPOINT fast")

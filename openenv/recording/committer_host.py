@@ -130,7 +130,7 @@ def start_committer(journal_path: str, db_path: str, busy_timeout_ms: int, *, ki
                 ],
                 setsid=True,
             )
-        except OSError:
+        except (OSError, NotImplementedError, TypeError):  # no posix_spawn or no setsid here: a thread
             pid = None
         if pid is not None:
             os.close(wake_r)

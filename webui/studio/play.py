@@ -1,7 +1,8 @@
 """Play sessions: a browser tab stepping a running env through the studio's recorder.
 
 Each session is a ``GenericEnvClient`` wrapped by ``record(..., source="human")``: a step is
-committed to the episode store before its observation is returned (and so before it is shown).
+durable in the store's journal before its observation is returned (and so before it is shown),
+and every read of the store in this process sees it (``docs/episode-format.md``).
 """
 
 from __future__ import annotations

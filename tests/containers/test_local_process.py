@@ -186,3 +186,40 @@ def test_parent_killed_leaves_nothing_behind(project: str, data_dir: Path) -> No
     assert info.status is RuntimeStatus.EXITED
     assert LocalProcessProvider.cleanup(project=project, data_dir=data_dir) == 1
     assert LocalProcessProvider.list_runtimes(project=project, data_dir=data_dir) == []
+
+
+def test_a_detached_env_outlives_its_handle_without_warnings(project: str, data_dir: Path) -> None:
+    """Dropping the provider of a detached env leaves no warning (filterwarnings=error would turn
+    one collected at gc into a failure report) and no zombie; the env is found and stopped again."""
+    import gc
+    import warnings
+
+    first = LocalProcessProvider(project=project, data_dir=data_dir)
+    url = first.start_container(OK_APP, cwd=REPO, detach=True)
+    first.wait_for_ready(url, timeout_s=30)
+    runtime_id = first.runtime_id
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del first
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    again = LocalProcessProvider.attach(runtime_id, data_dir=data_dir)
+    assert again.status() is RuntimeStatus.RUNNING
+    assert httpx.get(url + "/health", timeout=5).status_code == 200
+    again.stop_container()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url + "/health", timeout=2)
+
+
+def test_a_detached_env_that_exits_is_reaped(project: str, data_dir: Path) -> None:
+    provider = LocalProcessProvider(project=project, data_dir=data_dir)
+    url = provider.start_container(OK_APP, cwd=REPO, detach=True)
+    provider.wait_for_ready(url, timeout_s=30)
+    pid = provider._record["pid"]
+    os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while provider.status() is not RuntimeStatus.EXITED and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert provider.status() is RuntimeStatus.EXITED
+    assert not Path(f"/proc/{pid}").exists()  # reaped: no zombie left behind
+    provider.stop_container()

@@ -30,7 +30,6 @@ __all__ = ["Health", "Launcher", "Runtime"]
 
 log = logging.getLogger("openenv.studio")
 HEALTH_TIMEOUT_S = 1.5
-_OUTLIVING: list[ContainerProvider] = []  # detached env processes keep running after shut-down
 
 
 @dataclass
@@ -230,9 +229,7 @@ class Launcher:
             self.runtimes[rt.id] = rt
 
     def release(self) -> None:
-        """At shut-down: leave the envs running (they are re-adopted on the next start), but keep
-        the process handles referenced so their ``Popen`` objects are not collected while alive."""
-        _OUTLIVING.extend(r.handle for r in self.runtimes.values() if r.handle is not None)
+        """At shut-down: leave the envs running (they are re-adopted on the next start)."""
         self.runtimes.clear()
 
     # -- health ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Runs one env server and takes its whole process group down when the parent goes away.
 
 Started as a script (stdlib only, so it starts fast) by ``LocalProcessProvider`` in a new session:
-``python _supervisor.py WATCH_FD -- CMD...``. End of file on ``WATCH_FD`` (-1: none) means the
+``python _supervisor.py WATCH_FD [--cwd DIR] -- CMD...``. End of file on ``WATCH_FD`` (-1: none) means the
 parent died; SIGTERM means a normal stop. Either way the group gets SIGTERM, then SIGKILL after a
 grace period. When the server exits by itself, its exit code is passed on.
 """
@@ -29,8 +29,11 @@ def _end_group(child: subprocess.Popen[bytes]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    watch_fd = int(argv[1])
-    cmd = argv[3:]
+    watch_fd, rest = int(argv[1]), argv[2:]
+    if rest[:1] == ["--cwd"]:
+        os.chdir(rest[1])
+        rest = rest[2:]
+    cmd = rest[1:]  # after "--"
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)

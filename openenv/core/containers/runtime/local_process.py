@@ -48,6 +48,21 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def _spawn_detached(cmd: list[str], env: dict[str, str], log_fd: int) -> int:
+    """Start ``cmd`` in its own session, stdin from /dev/null, output to ``log_fd``; its pid."""
+    return os.posix_spawnp(
+        cmd[0],
+        cmd,
+        env,
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, log_fd, 1),
+            (os.POSIX_SPAWN_DUP2, log_fd, 2),
+        ],
+        setsid=True,
+    )
+
+
 class LocalProcessProvider(ContainerProvider):
     """Runs an env server as a local subprocess (no Docker needed).
 
@@ -66,6 +81,7 @@ class LocalProcessProvider(ContainerProvider):
         self.store = RecordStore(Path(data_dir) if data_dir else default_data_dir() / "runtimes")
         self.python = python or sys.executable
         self._proc: subprocess.Popen[bytes] | None = None
+        self._child: int | None = None  # a detached child of ours (no Popen: it may outlive us), to reap
         self._record: dict[str, Any] | None = None
         self._watch_fd: int | None = None
         self._stopped = False
@@ -94,19 +110,23 @@ class LocalProcessProvider(ContainerProvider):
         self.store.root.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env_vars or {})}
         read_fd, write_fd = (-1, None) if detach else os.pipe()
-        cmd = [self.python, str(_SUPERVISOR), str(read_fd), "--", *server_command(image, port, self.python)]
+        where = ["--cwd", str(cwd)] if detach and cwd is not None else []
+        cmd = [self.python, str(_SUPERVISOR), str(read_fd), *where, "--", *server_command(image, port, self.python)]
         try:
             with self.store.log_path(runtime_id).open("wb") as log:
-                self._proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=cwd,
-                    start_new_session=True,
-                    pass_fds=() if detach else (read_fd,),
-                )
+                if detach:  # no Popen object: it would warn when collected while the env lives on
+                    self._child = _spawn_detached(cmd, env, log.fileno())
+                else:
+                    self._proc = subprocess.Popen(
+                        cmd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        cwd=cwd,
+                        start_new_session=True,
+                        pass_fds=(read_fd,),
+                    )
         except OSError as exc:
             if write_fd is not None:
                 os.close(write_fd)
@@ -117,7 +137,7 @@ class LocalProcessProvider(ContainerProvider):
         self._watch_fd = write_fd
         self.runtime_id = runtime_id
         self.base_url = f"http://{HOST}:{port}"
-        pid = self._proc.pid
+        pid = self._proc.pid if self._proc is not None else self._child
         self._record = {
             "runtime_id": runtime_id,
             "project": self.project,
@@ -134,6 +154,8 @@ class LocalProcessProvider(ContainerProvider):
     def _alive(self) -> bool:
         if self._proc is not None:
             return self._proc.poll() is None
+        if self._child is not None:
+            return not self._reap_child()
         if self._record is None:
             return False
         ticks = process_start_ticks(self._record["pid"])
@@ -203,7 +225,10 @@ class LocalProcessProvider(ContainerProvider):
                 pass
         else:
             deadline = time.monotonic() + _STOP_GRACE_S
-            while process_start_ticks(pgid) is not None and time.monotonic() < deadline:
+            while time.monotonic() < deadline:
+                gone = self._reap_child() if self._child is not None else process_start_ticks(pgid) is None
+                if gone:
+                    break
                 time.sleep(0.05)
         try:
             os.killpg(pgid, signal.SIGKILL)
@@ -211,6 +236,20 @@ class LocalProcessProvider(ContainerProvider):
             pass
         if self._proc is not None:
             self._proc.wait(timeout=_STOP_GRACE_S)
+        elif self._child is not None:
+            deadline = time.monotonic() + _STOP_GRACE_S
+            while not self._reap_child() and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+    def _reap_child(self) -> bool:
+        """Whether the detached child has ended (reaping it, so it leaves no zombie)."""
+        try:
+            done, _ = os.waitpid(self._child, os.WNOHANG)
+        except ChildProcessError:  # reaped already
+            done = self._child
+        if done:
+            self._child = None
+        return bool(done)
 
     @classmethod
     def list_runtimes(

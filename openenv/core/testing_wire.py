@@ -28,6 +28,13 @@ class WsSession:
         self.conn = conn
         self.timeout_s = timeout_s
 
+    @property
+    def studio_server(self) -> bool:
+        """Whether the server is an OpenEnv Studio one (it sends ``x-openenv-features``): its
+        stricter answers (``STEP_BEFORE_RESET``, validated reset kwargs) are then checked too."""
+        response = self.conn.response
+        return response is not None and "x-openenv-features" in response.headers
+
     def send(self, frame: Any) -> None:
         self.conn.send(frame if isinstance(frame, str) else json.dumps(frame))
 

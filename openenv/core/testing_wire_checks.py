@@ -158,7 +158,10 @@ def check_step_determinism(run: WireRun) -> str:
 
 def check_step_before_reset(run: WireRun) -> None:
     with run.session() as ws:
-        expect_error(ws.request({"type": "step", "data": run.actions()[0]}), "STEP_BEFORE_RESET", "step before reset")
+        reply = ws.request({"type": "step", "data": run.actions()[0]})
+        if not ws.studio_server and reply.get("type") != "error":
+            raise CheckSkipped("the published server lets the env answer a step before reset")
+        expect_error(reply, "STEP_BEFORE_RESET", "step before reset")
         run.reset(ws, "reset after the refused step")
 
 
@@ -167,9 +170,11 @@ def check_error_shapes(run: WireRun) -> None:
         ("{not json", "INVALID_JSON"),
         (json.dumps({"type": "no-such-type"}), "UNKNOWN_TYPE"),
         (json.dumps({"type": "step", "data": "not an object"}), "VALIDATION_ERROR"),
-        (json.dumps({"type": "reset", "data": {"seed": -1}}), "VALIDATION_ERROR"),
     ]
     with run.session() as ws:
+        studio = ws.studio_server
+        if studio:  # the published server hands WebSocket reset kwargs to the env unchecked
+            bad.append((json.dumps({"type": "reset", "data": {"seed": -1}}), "VALIDATION_ERROR"))
         run.reset(ws, "reset")
         for frame, code in bad:
             data = expect_error(ws.request(frame), code, f"frame {frame[:40]!r}")
@@ -182,6 +187,8 @@ def check_error_shapes(run: WireRun) -> None:
         raise CheckFailed(f"POST /step without an action answered {resp.status_code} {str(body)[:100]}, expected 422 with a detail list")
     resp = run.wire.post("/reset", raw="{not json")
     body = run.wire.json(resp, "POST /reset with bad JSON")
+    if not studio and resp.status_code == 422 and isinstance(body, dict) and isinstance(body.get("detail"), list):
+        return  # the published server's answer (FastAPI's): a clear 4xx all the same
     if resp.status_code != 400 or not isinstance(body, dict) or body.get("code") != "INVALID_JSON":
         raise CheckFailed(f"POST /reset with bad JSON answered {resp.status_code} {str(body)[:100]}, expected 400 INVALID_JSON")
 

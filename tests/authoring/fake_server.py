@@ -114,7 +114,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
 
     @app.websocket("/ws")
     async def ws(sock: WebSocket) -> None:
-        await sock.accept()
+        await sock.accept(headers=[(b"x-openenv-features", b"request-id")])  # held to our rules
         if len(live) >= max_sessions and "never_refuse" not in broken:
             await sock.receive_text()
             await sock.send_json(error("CAPACITY_REACHED", "full", active_sessions=len(live), max_sessions=max_sessions))

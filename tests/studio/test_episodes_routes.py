@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pyarrow.parquet as pq
 import pytest
 
@@ -270,3 +272,33 @@ def test_recorded_state_is_shown(sc: StudioClient, store: EpisodeStore) -> None:
     assert state is not None and "step_count" in state.text()
     value = sc.fragment(f"/episodes/{eid}/value/1", params={"path": "/state/step_count"})
     assert value.text().strip() == "1"
+
+
+def test_rerun_launches_an_env_when_none_runs(tmp_path: Path) -> None:
+    """An episode of a bundled env with nothing of its kind running: the page offers to launch
+    one; the re-run job starts it (process provider), then replays the episode on it."""
+    from tests.studio.conftest import make_settings, running_studio
+
+    settings = make_settings(tmp_path, page_size=5)
+    with EpisodeStore(tmp_path / "episodes.db") as store:
+        run = store.create_run(env_name="echo", source="programmatic")
+        eid = store.start_episode(run, observation={"echoed_message": "Echo environment ready!", "message_length": 0},
+                                  reward=0.0)
+        store.append_step(eid, 1, action={"message": "hey"}, observation={"echoed_message": "hey", "message_length": 3},
+                          reward=0.3)
+        other = store.start_episode(store.create_run(env_name="no-such-env"), observation={})
+    with running_studio(settings) as url, httpx.Client(base_url=url, timeout=60.0, trust_env=False) as http:
+        sc = StudioClient(http)
+        doc = sc.page(f"/episodes/{eid}")
+        assert doc.find(id="rerun-runtime") is None and doc.find(id="rerun-launch-button") is not None
+        assert sc.page(f"/episodes/{other}").find(id="rerun-launch-button") is None  # nothing to launch
+        resp = sc.post(f"/episodes/{eid}/rerun", {"runtime": "launch"})
+        job = fragment(resp.text).find("div")
+        deadline = time.monotonic() + 90
+        while job.attrs["data-status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            job = sc.fragment(f"/episodes/{eid}/rerun/{job.attrs['id'].removeprefix('rerun-')}").find("div")
+        assert job.attrs["data-status"] == "done" and job.attrs["data-deterministic"] == "yes", job.text()
+        assert sc.page("/envs").find("tr", data_target="echo") is not None
+        assert sc.page(f"/episodes/{eid}").by_id("rerun-runtime").find("option") is not None  # now running
+        assert sc.post(f"/episodes/{other}/rerun", {"runtime": "launch"}).status_code == 400

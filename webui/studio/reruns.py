@@ -6,6 +6,7 @@ import asyncio
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from openenv.core import GenericEnvClient, OpenEnvError
@@ -41,10 +42,20 @@ class Reruns:
         self.inline_wait_s = inline_wait_s
         self._jobs: OrderedDict[str, RerunJob] = OrderedDict()
 
-    async def start(self, episode_id: str, runtime_name: str, base_url: str) -> RerunJob:
-        """Start a re-run; waits up to ``inline_wait_s`` so short ones come back finished."""
+    async def start(
+        self,
+        episode_id: str,
+        runtime_name: str,
+        base_url: str,
+        *,
+        ready: Callable[[], Awaitable[str]] | None = None,
+    ) -> RerunJob:
+        """Start a re-run; waits up to ``inline_wait_s`` so short ones come back finished.
+
+        ``ready``: for an env still starting, waits until it serves and returns its URL (or raises
+        ``OpenEnvError`` with why it did not start); the job reports "starting" until then."""
         job = RerunJob(uuid.uuid4().hex[:12], episode_id, runtime_name, base_url)
-        job.task = asyncio.create_task(self._run(job))
+        job.task = asyncio.create_task(self._run(job, ready))
         self._jobs[job.id] = job
         while len(self._jobs) > MAX_JOBS:
             _, old = self._jobs.popitem(last=False)
@@ -53,8 +64,10 @@ class Reruns:
         await asyncio.wait({job.task}, timeout=self.inline_wait_s)
         return job
 
-    async def _run(self, job: RerunJob) -> None:
+    async def _run(self, job: RerunJob, ready: Callable[[], Awaitable[str]] | None) -> None:
         try:
+            if ready is not None:
+                job.base_url = await ready()
             async with GenericEnvClient(base_url=job.base_url) as client:
                 job.report = await rerun(self.store, job.episode_id, client)
         except OpenEnvError as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +19,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet
 from openenv.recording.records import EpisodeRecord
 from webui.obs_view import build_view, resolve_pointer
+from webui.studio.catalogue import Entry
 from webui.studio.episode_views import (
     distinct_values,
     load_step_panel,
@@ -25,6 +28,7 @@ from webui.studio.episode_views import (
     summarize,
 )
 from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.launcher import Runtime
 from webui.studio.rendering import is_htmx, page, page_or_fragment, render_studio
 from webui.studio.state import Studio, studio_of
 from webui.templating import url
@@ -93,8 +97,28 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
     runtimes = [r for r in studio.launcher.live() if r.base_url]
     runtimes.sort(key=lambda r: r.name != ep.env_name)
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
-            "runtimes": runtimes, "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
+            "runtimes": runtimes, "launchable": _launchable(studio, ep.env_name) is not None,
+            "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
             "job": None, "saved": False}
+
+
+def _launchable(studio: Studio, env_name: str) -> Entry | None:
+    """The catalogue entry the process provider can start for episodes of ``env_name``."""
+    return next((e for e in studio.catalogue.entries() if e.name == env_name and "process" in e.providers), None)
+
+
+def _until_running(studio: Studio, rt: Runtime) -> Callable[[], Awaitable[str]]:
+    """Wait (off the loop's way) until ``rt`` serves; its URL, or ``StudioError`` with why not."""
+
+    async def wait() -> str:
+        deadline = time.monotonic() + studio.settings.launch_timeout_s + 5
+        while rt.status == "starting" and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        if rt.status != "running" or not rt.base_url:
+            raise StudioError(f"{rt.name} did not start: {rt.error or rt.status}")
+        return rt.base_url
+
+    return wait
 
 
 def _more_url(request: Request, eid: str, index: int) -> Any:
@@ -163,10 +187,17 @@ async def episode_rerun(request: Request, eid: str) -> Response:
     studio = studio_of(request)
     ep = _episode(studio, eid)
     rid = str((await request.form()).get("runtime") or "")
-    rt = studio.launcher.get(rid)
-    if not rt.live or not rt.base_url:
-        raise StudioError(f"{rt.name} is not running.")
-    job = await studio.reruns.start(ep.id, rt.name, rt.base_url)
+    if rid == "launch":  # start an env of the episode's kind first (process provider)
+        entry = _launchable(studio, ep.env_name)
+        if entry is None:
+            raise StudioError(f"There is no {ep.env_name} in the catalogue to launch.")
+        rt = await asyncio.to_thread(studio.launcher.launch, entry.target, "process", {}, name=entry.name)
+        job = await studio.reruns.start(ep.id, rt.name, "", ready=_until_running(studio, rt))
+    else:
+        rt = studio.launcher.get(rid)
+        if not rt.live or not rt.base_url:
+            raise StudioError(f"{rt.name} is not running.")
+        job = await studio.reruns.start(ep.id, rt.name, rt.base_url)
     if not is_htmx(request):
         full = _episode_context(request, studio, ep, 0)
         full["job"] = job

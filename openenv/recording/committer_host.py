@@ -116,7 +116,7 @@ def start_committer(journal_path: str, db_path: str, busy_timeout_ms: int, *, ki
     kind = kind or os.environ.get("OPENENV_JOURNAL_COMMITTER", "process")
     wake_r, wake_w = os.pipe()
     ack_r, ack_w = os.pipe()
-    if kind == "process" and sys.executable:
+    if kind == "process" and sys.executable and not getattr(sys, "frozen", False):  # a frozen app is no python
         args = [sys.executable, "-c", _BOOT, _ROOT, journal_path, db_path, str(int(busy_timeout_ms))]
         try:
             pid = os.posix_spawn(

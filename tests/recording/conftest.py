@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,3 +99,22 @@ def fill(
             )
         ids.append(eid)
     return ids
+
+
+def hold_write_lock(db_path: Path, seconds: float) -> threading.Thread:
+    """Another connection takes the database's write lock and keeps it for ``seconds`` (no commit
+    can happen meanwhile); join the returned thread to wait for the release."""
+    taken = threading.Event()
+
+    def hold() -> None:
+        con = sqlite3.connect(db_path, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")
+        taken.set()
+        time.sleep(seconds)
+        con.execute("COMMIT")
+        con.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(10)
+    return thread

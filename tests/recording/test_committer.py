@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sqlite3
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,8 @@ from openenv.envs.echo import EchoAction, EchoEnv
 from openenv.recording import EpisodeStore, record
 from openenv.recording.journal import StepJournal, journal_folder
 from openenv.stepjournal import format as fmt
+
+from .conftest import hold_write_lock
 
 
 def _journal(store: EpisodeStore) -> StepJournal:
@@ -28,24 +27,6 @@ def _journal(store: EpisodeStore) -> StepJournal:
 def _write(store: EpisodeStore, eid: str, first: int, count: int) -> None:
     for i in range(first, first + count):
         store.journal_steps([store.step_row(eid, i, action={"i": i}, observation={"o": "x" * 40}, reward=1.0)])
-
-
-def _hold_lock(db_path: Path, seconds: float) -> threading.Thread:
-    """Hold the database's write lock from another connection (the committer cannot commit)."""
-    taken = threading.Event()
-
-    def hold() -> None:
-        con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
-        con.execute("BEGIN IMMEDIATE")
-        taken.set()
-        time.sleep(seconds)
-        con.execute("COMMIT")
-        con.close()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert taken.wait(10)
-    return thread
 
 
 def _indexes(store: EpisodeStore, eid: str) -> list[int]:
@@ -96,7 +77,7 @@ def test_a_lagging_committer_costs_disk_not_records(db_path: Path) -> None:
         eid = store.start_episode(run, observation={})
         _write(store, eid, 1, 300)
         store.flush()  # committed up to near the end of the ring
-        held = _hold_lock(db_path, 1.0)
+        held = hold_write_lock(db_path, 1.0)
         # the committer is stuck: the writer wraps to the top, runs into the records not yet
         # committed, jumps past the end of the file (which grows) and goes on there
         _write(store, eid, 301, 4300)

@@ -9,7 +9,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -29,7 +28,7 @@ from openenv.recording import (
 from openenv.recording.schema import ensure_schema, read_version
 from tests._require import require
 
-from .conftest import fill
+from .conftest import fill, hold_write_lock
 
 WRITER = Path(__file__).with_name("writer_proc.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -290,31 +289,13 @@ def test_damaged_pages_are_a_corrupt_store_error(db_path: Path) -> None:
             s.list_episodes()
 
 
-def _hold_write_lock(db_path: Path, seconds: float) -> tuple[threading.Thread, threading.Event]:
-    """Another connection takes the write lock and keeps it for ``seconds``."""
-    taken = threading.Event()
-
-    def hold() -> None:
-        con = sqlite3.connect(db_path, isolation_level=None)
-        con.execute("BEGIN IMMEDIATE")
-        taken.set()
-        time.sleep(seconds)
-        con.execute("COMMIT")
-        con.close()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert taken.wait(10)
-    return thread, taken
-
-
 def test_busy_store_is_retried_then_written(db_path: Path) -> None:
     with EpisodeStore(db_path, busy_timeout_ms=30) as s:
         (eid,) = fill(s, steps=1, done=False)
-        thread, _ = _hold_write_lock(db_path, 0.25)  # longer than one lock wait, shorter than the retries
+        thread = hold_write_lock(db_path, 0.25)  # longer than one lock wait, shorter than the retries
         s.append_step(eid, 2, action={}, observation={})  # the raw hot path
         thread.join()
-        thread, _ = _hold_write_lock(db_path, 0.25)
+        thread = hold_write_lock(db_path, 0.25)
         s.finish_episode(eid, "closed")  # the SQLAlchemy path
         thread.join()
         ep = s.get_episode(eid)
@@ -324,7 +305,7 @@ def test_busy_store_is_retried_then_written(db_path: Path) -> None:
 def test_store_locked_too_long_is_a_clear_busy_error(db_path: Path) -> None:
     with EpisodeStore(db_path, busy_timeout_ms=10) as s:
         (eid,) = fill(s, steps=1, done=False)
-        thread, _ = _hold_write_lock(db_path, 3.0)
+        thread = hold_write_lock(db_path, 3.0)
         try:
             with pytest.raises(StoreBusyError, match="stayed locked"):
                 s.append_step(eid, 2, action={}, observation={})

@@ -78,7 +78,11 @@ class SyncEnvClient:
             self._loop.close()
 
     def __enter__(self) -> SyncEnvClient:
-        return self.connect()
+        try:
+            return self.connect()
+        except BaseException:
+            self.close()  # no ``__exit__`` follows a failed ``__enter__``: free the private loop now
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.close()

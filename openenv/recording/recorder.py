@@ -309,7 +309,11 @@ class RecordingEnvClient:
     async def __aenter__(self) -> RecordingEnvClient:
         connect = getattr(self._client, "connect", None)
         if connect is not None:
-            await connect()
+            try:
+                await connect()
+            except BaseException:
+                await self._client.close()  # no ``__aexit__`` follows a failed ``__aenter__``
+                raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -378,7 +382,11 @@ class SyncRecordingEnvClient:
     def __enter__(self) -> SyncRecordingEnvClient:
         connect = getattr(self._client, "connect", None)
         if connect is not None:
-            connect()
+            try:
+                connect()
+            except BaseException:
+                self._client.close()  # no ``__exit__`` follows a failed ``__enter__``
+                raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -113,3 +113,22 @@ def test_server_vanishing_raises_connection_lost():
     with pytest.raises(ConnectionLostError):
         client.step({"seconds": 0})
     client.close()
+
+
+def test_a_failed_with_block_leaves_no_open_loop(tmp_path):
+    """``with client.sync():`` (and a recording one) that cannot connect frees its private event
+    loop at once: no ``__exit__`` follows a failed ``__enter__``, and a leaked loop would warn."""
+    import gc
+    import warnings
+
+    from openenv.recording import EpisodeStore, record
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    with warnings.catch_warnings(record=True) as caught, EpisodeStore(tmp_path / "e.db") as store:
+        warnings.simplefilter("always")
+        for make in (lambda: EchoEnv(base_url=dead).sync(),
+                     lambda: record(EchoEnv(base_url=dead).sync(), store=store)):  # fmt: skip
+            with pytest.raises(ConnectionLostError), make():
+                pass
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

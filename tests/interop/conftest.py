@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -38,12 +39,12 @@ def run_peer(peer_python: str, script: str, *args: str, timeout: float = 60) -> 
     )
 
 
-@pytest.fixture(scope="session")
-def published_server(peer_python: str) -> Iterator[str]:
-    """An echo env served by the published package (cap 2 sessions)."""
+@contextlib.contextmanager
+def serving_published_echo(peer_python: str, max_sessions: int) -> Iterator[str]:
+    """An echo env served by the published package in its own process."""
     port = free_port()
     proc = subprocess.Popen(
-        [peer_python, "-P", str(PEERS / "published_echo_server.py"), str(port), "2"],
+        [peer_python, "-P", str(PEERS / "published_echo_server.py"), str(port), str(max_sessions)],
         cwd="/",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -54,7 +55,24 @@ def published_server(peer_python: str) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
         if proc.stderr:
             proc.stderr.close()
 
+
+@pytest.fixture(scope="session")
+def published_server(peer_python: str) -> Iterator[str]:
+    """An echo env served by the published package (cap 2 sessions: the capacity tests use it)."""
+    with serving_published_echo(peer_python, 2) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def roomy_published_server(peer_python: str) -> Iterator[str]:
+    """The same with room for 16 sessions, for tests that open many (validate)."""
+    with serving_published_echo(peer_python, 16) as url:
+        yield url

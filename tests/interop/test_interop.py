@@ -69,26 +69,26 @@ def test_our_client_sees_the_published_capacity_error(published_server):
             client.close()
 
 
-def test_validate_passes_the_published_server(published_server: str) -> None:
+def test_validate_passes_the_published_server(roomy_published_server: str) -> None:
     """``openenv validate URL`` holds a foreign server to the published protocol: our stricter
     answers (STEP_BEFORE_RESET, validated WebSocket reset kwargs, 400 INVALID_JSON) are checked
     only on servers that announce themselves with ``x-openenv-features``."""
     from openenv.core.testing import run_wire_checks
 
-    report = run_wire_checks(published_server, timeout_s=10)
+    report = run_wire_checks(roomy_published_server, timeout_s=10)
     assert report.ok, report.format_text()
     statuses = {r.name: r.status for r in report.results}
     assert statuses["ws.reset_step_state"] == statuses["ws.error_shapes"] == "pass"
     assert statuses["ws.step_before_reset"] == "skip"
 
 
-def test_recording_a_published_server_stores_its_steps(published_server: str, tmp_path) -> None:
+def test_recording_a_published_server_stores_its_steps(roomy_published_server: str, tmp_path) -> None:
     """record() journals the wire texts; the published server's replies must give the same rows
     as the typed client's parsed results would."""
     from openenv.recording import EpisodeStore, record
 
     with EpisodeStore(tmp_path / "e.db") as store:
-        with record(EchoEnv(base_url=published_server).sync(), store=store) as env:
+        with record(EchoEnv(base_url=roomy_published_server).sync(), store=store) as env:
             env.reset()
             for msg in ("a", "héllo"):
                 env.step(EchoAction(message=msg))

@@ -7,9 +7,9 @@ immediate commit (its reads wait for their steps) and reads one byte from *ack* 
 file on *wake* means the writer is gone or closing: commit everything, then stop.
 
 Between wakes it polls every ``LINGER_S``. Progress and errors go to the journal's control page
-(``format.py``). A busy or full store is retried every ``RETRY_S`` with nothing dropped; a batch
-failing for another reason is committed row by row and only what fails alone is dropped (and
-reported).
+(``format.py``). A batch that fails is kept and retried every ``RETRY_S`` (a busy or full disk,
+a missing table, an unreadable file: nothing is dropped), except for a constraint violation: then
+the batch goes row by row and only the rows that violate one alone are dropped (and reported).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import sqlite3
 import sys
 import time
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -34,7 +35,6 @@ __all__ = ["LINGER_S", "RETRY_S", "decode", "main", "run"]
 LINGER_S = 0.1  # poll period: how late other processes see steps
 RETRY_S = 0.2  # wait before retrying a busy or full store
 GIVE_UP_S = 30.0  # once the writer is gone, how long a failing store is retried before leaving it to recovery
-_TRANSIENT = ("STORE_BUSY", "STORE_FULL")
 
 
 def _text(data: bytes) -> str:
@@ -60,7 +60,10 @@ def decode(payloads: list[bytes]) -> list[Any]:
 
 
 def connect(db_path: str, busy_timeout_ms: int) -> sqlite3.Connection:
-    raw = sqlite3.connect(db_path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
+    """A connection to the existing database (never creating an empty one in its place)."""
+    uri = "file:" + quote(os.path.abspath(db_path)) + "?mode=rw"
+    raw = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None,
+                          check_same_thread=False)  # fmt: skip
     raw.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     raw.execute("PRAGMA synchronous=NORMAL")
     raw.execute("PRAGMA foreign_keys=OFF")  # append_new checks that the episodes exist, once per batch
@@ -111,26 +114,23 @@ class _Tail:
         return True
 
     def _commit(self, entries: list[Any]) -> bool:
-        """Commit ``entries``; ``False`` if the store is busy or full (retry them all later). Any
-        other failure is reported, and the batch goes row by row so only what fails alone is lost."""
+        """Commit ``entries``; ``False`` if they must be offered again (the failure is reported).
+        Only a constraint violation sends the batch row by row, dropping the rows that violate one."""
         try:
             commit(self.raw, entries)
             return True
         except (sqlite3.Error, OSError) as exc:
-            code = sqlite_steps.classify(exc)
-            self.report(code, f"record step: {exc}")
-            if code in _TRANSIENT:
-                return False
-        if len(entries) == 1:
-            return True
+            self.report(sqlite_steps.classify(exc), f"record step: {exc}")
+            if not isinstance(exc, sqlite3.IntegrityError) or len(entries) == 1:
+                return isinstance(exc, sqlite3.IntegrityError)
         for entry in entries:  # one bad row must not hold up its neighbours
             try:
                 commit(self.raw, [entry])
+            except sqlite3.IntegrityError as exc:
+                self.report(sqlite_steps.classify(exc), f"record step (dropped): {exc}")
             except (sqlite3.Error, OSError) as exc:
-                code = sqlite_steps.classify(exc)
-                self.report(code, f"record step: {exc}")
-                if code in _TRANSIENT:
-                    return False  # committing is idempotent: the whole batch comes again
+                self.report(sqlite_steps.classify(exc), f"record step: {exc}")
+                return False  # committing is idempotent: the whole batch comes again
         return True
 
     def remove_if_orphaned(self) -> None:

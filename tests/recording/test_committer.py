@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,27 @@ def test_sql_and_python_make_the_same_row_from_wire_texts(db_path: Path, reply: 
                  (a.done, b.done), (a.metadata, b.metadata)]  # fmt: skip
         assert all(x == y for x, y in pairs), pairs
         assert [store.get_episode(eid).total_reward for eid in eids] == [a.reward, a.reward]
+
+
+def test_records_the_database_cannot_take_are_kept_not_dropped(db_path: Path) -> None:
+    """A failure that is not a row's fault (here the step table is gone for a while) keeps the
+    records in the journal: reported to the writer, retried, committed once it works again."""
+    from openenv.recording import RecordingError
+
+    with EpisodeStore(db_path) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        journal = _journal(store)
+        con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+        con.execute("ALTER TABLE step RENAME TO step_away")
+        _write(store, eid, 1, 3)
+        deadline = time.monotonic() + 10
+        while fmt.error_seq(journal._map) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert fmt.read_error(journal._map)[2].startswith("record step: no such table")
+        con.execute("ALTER TABLE step_away RENAME TO step")
+        con.close()
+        with pytest.raises(RecordingError, match="no such table"):  # reported once, at the next write
+            _write(store, eid, 4, 1)
+        _write(store, eid, 4, 2)
+        assert _indexes(store, eid) == list(range(6))

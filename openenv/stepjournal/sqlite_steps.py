@@ -157,9 +157,12 @@ def append_new(raw: sqlite3.Connection, entries: Sequence[Any]) -> int:
 def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
     """Insert ``steps`` with their counters if every one is new and its episode exists (``None``
     and nothing written otherwise)."""
-    episodes = {s[0] for s in steps}
-    marks = ", ".join("?" * len(episodes))
-    found = raw.execute(f"SELECT COUNT(*) FROM episode WHERE id IN ({marks})", tuple(episodes)).fetchone()[0]
+    episodes = list({s[0] for s in steps})
+    found = 0
+    for at in range(0, len(episodes), 500):  # well under SQLite's limit on bound variables
+        chunk = episodes[at : at + 500]
+        sql = f"SELECT COUNT(*) FROM episode WHERE id IN ({', '.join('?' * len(chunk))})"
+        found += raw.execute(sql, chunk).fetchone()[0]
     if found != len(episodes):
         return None
     wires = [s for s in steps if s.__class__ is WireStep]

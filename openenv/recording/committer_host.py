@@ -77,6 +77,14 @@ class CommitterHost:
         self._close_fd("ack_r")
         return stopped
 
+    def abandon(self) -> None:
+        """Let the committer finish on its own (end of file on its wake pipe); it is reaped later."""
+        if self.pid is not None:
+            _ORPHANS.append(self.pid)
+            self.pid = None
+        self._close_fd("wake_w")
+        self._close_fd("ack_r")
+
     def forget(self) -> None:
         """In a forked child: let go of the parent's pipes (so the parent's exit still ends it)."""
         self._close_fd("wake_w")
@@ -110,9 +118,23 @@ def _wait_pid(pid: int, timeout_s: float) -> bool:
         delay = min(delay * 2, 0.05)
 
 
+_ORPHANS: list[int] = []  # committers of journals dropped without close, reaped when they end
+
+
+def _reap_orphans() -> None:
+    for pid in list(_ORPHANS):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _ORPHANS.remove(pid)
+
+
 def start_committer(journal_path: str, db_path: str, busy_timeout_ms: int, *, kind: str | None = None) -> CommitterHost:
     """Start the committer of ``journal_path``: a child process unless ``kind`` (or the
     ``OPENENV_JOURNAL_COMMITTER`` variable) says ``thread`` or the child cannot be started."""
+    _reap_orphans()
     kind = kind or os.environ.get("OPENENV_JOURNAL_COMMITTER", "process")
     wake_r, wake_w = os.pipe()
     ack_r, ack_w = os.pipe()

@@ -121,6 +121,10 @@ class StepJournal:
         self._closed = False
         self._error_seq = 0
         self._host: CommitterHost = start_committer(str(self.path), key, busy_timeout_ms)
+        # what a journal dropped without ``close`` must let go of, so its committer finishes
+        self._cell: list[Any] = [self._host, fd]
+        self._finalizer = weakref.finalize(self, _let_go, self._cell)
+        self._finalizer.atexit = False  # at exit ``_close_all`` closes what is still open
         with _live_lock:
             _live.setdefault(key, weakref.WeakSet()).add(self)
 
@@ -225,6 +229,7 @@ class StepJournal:
         if self._closed:
             return
         old, self._host = self._host, start_committer(str(self.path), self.key, self._busy_ms, kind="thread")
+        self._cell[0] = self._host
         old.finish(0)
 
     def _caught_up(self, lap: int, end: int) -> bool:
@@ -258,6 +263,7 @@ class StepJournal:
                 return
             self._closed = True
             lap, end = self._lap, self._end
+        self._finalizer.detach()
         self._host.finish(CLOSE_WAIT_S)
         with self._drain_lock:  # no drain is reading the map any more
             pass
@@ -273,11 +279,21 @@ class StepJournal:
         self.fd = -1
 
     def _forget_in_child(self) -> None:
+        self._finalizer.detach()
         self._host.forget()
         self._map.close()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def _let_go(cell: list[Any]) -> None:
+    """A journal collected without ``close``: close its pipes (its committer commits what is left
+    and stops) and its file (so its lock is free and the committer may remove it)."""
+    host, fd = cell
+    host.abandon()
+    if fd >= 0:
+        os.close(fd)
 
 
 def parse_journal(data: bytes, *, committed_too: bool = False) -> list[Any]:

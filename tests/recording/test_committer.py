@@ -220,3 +220,27 @@ def test_records_the_database_cannot_take_are_kept_not_dropped(db_path: Path) ->
             _write(store, eid, 4, 1)
         _write(store, eid, 4, 2)
         assert _indexes(store, eid) == list(range(6))
+
+
+def test_a_store_dropped_without_close_still_gets_its_steps_committed(db_path: Path) -> None:
+    """A journal collected without ``close`` lets go of its pipes and file: its committer commits
+    what is left, removes the file and ends (and is reaped when the next committer starts)."""
+    import gc
+
+    store = EpisodeStore(db_path)
+    run = store.create_run(env_name="echo")
+    eid = store.start_episode(run, observation={})
+    _write(store, eid, 1, 50)
+    pid = _journal(store)._host.pid
+    folder = journal_folder(str(db_path.resolve()))
+    store.engine.dispose()
+    del store
+    gc.collect()
+    deadline = time.monotonic() + 20
+    while any(folder.glob("*.jnl")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(folder.glob("*.jnl"))
+    with EpisodeStore(db_path) as again:
+        assert _indexes(again, eid) == list(range(51))
+        _write(again, eid, 51, 1)  # starts a committer, which reaps the old one
+        assert not Path(f"/proc/{pid}").exists()

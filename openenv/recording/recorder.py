@@ -122,18 +122,18 @@ class _Recorder:
         wire.last_exchange = None
         return wire
 
-    def journal_exchange(self, wire: EnvClient, t0: float) -> bool:
-        """Journal the step ``wire`` just exchanged (sent at ``t0``, ``perf_counter``); ``False`` if
-        it has none (then record the row)."""
+    def save_wire_step(self, wire: EnvClient, t0: float, action: Any, result: StepResult) -> None:
+        """Make the step ``wire`` just took (sent at ``t0``, ``perf_counter``) durable: its wire
+        texts, or its row when the client has no exchange to show."""
         exchange = wire.last_exchange
-        if exchange is None:
-            return False
         latency_ms = (_perf_counter() - t0) * 1000
+        if exchange is None:
+            self.save([self.step_row(self.payload(action), result, latency_ms, None)])
+            return
         request, reply = exchange
         self.index += 1
         self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, request,
                                 reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
-        return True
 
     @property
     def needs_env_info(self) -> bool:
@@ -265,10 +265,7 @@ class RecordingEnvClient:
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
             result = await self._client.step(action, *args, **kwargs)
-            if self._rec.journal_exchange(wire, t0):
-                return result
-            payload = self._rec.payload(action)  # the client has no exchange to show: the row way
-            self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])
+            self._rec.save_wire_step(wire, t0, action, result)
             return result
         payload = self._rec.payload(action)
         batcher = self._batcher
@@ -353,10 +350,7 @@ class SyncRecordingEnvClient:
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
             result = self._client.step(action, *args, **kwargs)
-            if self._rec.journal_exchange(wire, t0):
-                return result
-            payload = self._rec.payload(action)  # the client has no exchange to show: the row way
-            self._rec.save([self._rec.step_row(payload, result, (time.perf_counter() - t0) * 1000, None)])
+            self._rec.save_wire_step(wire, t0, action, result)
             return result
         payload = self._rec.payload(action)
         t0 = time.perf_counter()

@@ -22,6 +22,7 @@ import atexit
 import fcntl
 import mmap
 import os
+import struct
 import threading
 import uuid
 import weakref
@@ -29,6 +30,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from openenv.stepjournal import committer as tail
 from openenv.stepjournal import format as fmt
@@ -308,6 +311,28 @@ def parse_journal(data: bytes, *, committed_too: bool = False) -> list[Any]:
     return tail.decode(payloads)
 
 
+_FIRST_HEADER = struct.Struct("<II")  # the first release's records: payload length, crc32
+
+
+def _parse_first_format(data: bytes) -> list[tuple[Any, ...]]:
+    """The rows of a journal the first release wrote (no control page: ``<u32 length><u32 crc32>``
+    + a JSON list of rows from offset 0, up to a zero header or a record cut short), so that a
+    crash just before an upgrade loses nothing."""
+    rows: list[tuple[Any, ...]] = []
+    start = 0
+    while start + _FIRST_HEADER.size <= len(data):
+        n, crc = _FIRST_HEADER.unpack_from(data, start)
+        body = data[start + _FIRST_HEADER.size : start + _FIRST_HEADER.size + n]
+        if n == 0 or len(body) < n or zlib.crc32(body) != crc:
+            break
+        try:
+            rows.extend(tuple(row) for row in orjson.loads(body))
+        except (orjson.JSONDecodeError, TypeError):
+            break
+        start += _FIRST_HEADER.size + n
+    return rows
+
+
 def recover(key: str, store: Any) -> int:
     """Replay into ``store`` the journals of dead processes on the database ``key`` (rows restored)."""
     folder = journal_folder(key)
@@ -328,9 +353,7 @@ def recover(key: str, store: Any) -> int:
                 continue  # its process is alive
             with os.fdopen(os.dup(fd), "rb") as f:
                 data = f.read()
-            if data[:4] != fmt.MAGIC:
-                continue  # not a journal this release writes: left alone
-            entries = parse_journal(data)
+            entries = parse_journal(data) if data[:4] == fmt.MAGIC else _parse_first_format(data)
             if entries:
                 restored += store.write(
                     lambda c, entries=entries: sqlite_steps.append_new(c.connection.driver_connection, entries),

@@ -133,3 +133,25 @@ def test_a_forked_child_records_with_its_own_journal(db_path: Path) -> None:
         store.journal_steps([_row(store, parent_ep, 2)])
         assert store.get_episode(parent_ep).step_count == 2
         assert store.get_episode(child_ep).step_count == 2
+
+
+def test_a_journal_of_the_first_release_is_replayed(db_path: Path) -> None:
+    """Journals written before the ring format (``<u32 length><u32 crc32>`` + a JSON list of rows
+    from offset 0) left by a crash just before an upgrade are replayed, not lost."""
+    import struct
+    import zlib
+
+    import orjson
+
+    with EpisodeStore(db_path, journal=False) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+        rows = [list(_row(store, eid, i, reward=0.5).values()) for i in (1, 2)]
+    body = orjson.dumps(rows)
+    folder = journal_folder(str(db_path.resolve()))
+    folder.mkdir()
+    (folder / "77-old.jnl").write_bytes(struct.pack("<II", len(body), zlib.crc32(body)) + body + bytes(8))
+    with EpisodeStore(db_path) as store:
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward) == (2, 1.0)
+    assert not any(folder.glob("*.jnl"))

@@ -8,7 +8,8 @@
    each: paired rounds, the order swapped every round, and the median of the per-pair ratios (the
    machine may be shared: also run it a few times). A round is one client per session: connect,
    reset, the steps, close; a recording ``close()`` also waits for the last commit (printed apart,
-   as it is paid once per client, not per step). ``--all-modes`` adds commit-per-step
+   as it is paid once per client, not per step), with the CPU time per step of the client, the
+   server and the store's committer process (``/proc``). ``--all-modes`` adds commit-per-step
    (``journal=False``) and ``commit_every=16``.
 2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode:
    one page of 100 steps and the whole episode.
@@ -65,14 +66,38 @@ async def session(url: str, steps: int, store: EpisodeStore | None, commit_every
             CLOSE_MS.append((time.perf_counter() - t0) * 1000)
 
 
+SERVER_PID: list[int] = []  # the env server's pid, for its CPU time
+
+
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 if there is none)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _committer_pid(store: EpisodeStore | None) -> int | None:
+    journal = getattr(store, "_journal", None)
+    return journal._host.pid if journal is not None else None
+
+
 async def rate(
     url: str, steps: int, sessions: int, store: EpisodeStore | None, commit_every: int = 1
-) -> tuple[float, float]:
-    """Steps/s (wall) and client CPU microseconds per step."""
+) -> tuple[float, float, float, float]:
+    """Steps/s (wall), and CPU microseconds per step of the client, the server and the store's
+    committer process (0 when it commits in-process or not at all)."""
+    committer = _committer_pid(store)
     t0, c0 = time.perf_counter(), time.process_time()
+    s0, k0 = _cpu_s(SERVER_PID[0] if SERVER_PID else None), _cpu_s(committer)
     await asyncio.gather(*(session(url, steps, store, commit_every) for _ in range(sessions)))
     n = steps * sessions
-    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n * 1e6
+    server = _cpu_s(SERVER_PID[0] if SERVER_PID else None) - s0
+    return (n / (time.perf_counter() - t0), (time.process_time() - c0) / n * 1e6, server / n * 1e6,
+            (_cpu_s(committer) - k0) / n * 1e6)  # fmt: skip
 
 
 def overhead(
@@ -95,8 +120,10 @@ def overhead(
     print(f"  {sessions:>2} session(s), {mode}: recording/plain median {med:.3f} (overhead {100 * (1 - med):.1f}%; "
           f"pairs {min(ratios):.2f}-{max(ratios):.2f}) | median steps/s plain "
           f"{statistics.median(x[0] for x in plain):.0f} / recording {statistics.median(x[0] for x in rec):.0f} | "
-          f"client CPU/step {statistics.median(x[1] for x in plain):.0f} / "
-          f"{statistics.median(x[1] for x in rec):.0f} us | recording close() median "
+          f"CPU/step client {statistics.median(x[1] for x in plain):.0f} / "
+          f"{statistics.median(x[1] for x in rec):.0f} us, server {statistics.median(x[2] for x in plain):.0f} / "
+          f"{statistics.median(x[2] for x in rec):.0f} us, committer process "
+          f"{statistics.median(x[3] for x in rec):.1f} us | recording close() median "
           f"{statistics.median(CLOSE_MS):.1f} ms")  # fmt: skip
     return med
 
@@ -170,6 +197,7 @@ def main() -> None:
     ap.add_argument("--overhead-only", action="store_true", help="skip the store read timings")
     args = ap.parse_args()
     proc, url = start_server()
+    SERVER_PID.append(proc.pid)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             print(f"recording overhead (echo env, server in its own process, SQLite WAL store; "

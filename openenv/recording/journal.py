@@ -55,7 +55,6 @@ INITIAL_BYTES = 1 << 16  # the ring's first size (control page included); double
 CLOSE_WAIT_S = 60.0  # how long ``close`` waits for the committer before leaving the rest to recovery
 _RESERVE = fmt.HEADER.size * 2 + 9  # room always kept for a wrap or jump record and the end mark
 _END = bytes(fmt.HEADER.size)
-_pack_wire_head = fmt.pack_wire_head
 _pack_header = fmt.HEADER.pack
 _HEADER_SIZE = fmt.HEADER.size
 _error_seq = fmt.error_seq
@@ -141,8 +140,7 @@ class StepJournal:
         self, episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
     ) -> None:
         """Make one step durable as its wire texts (the committer turns them into a row)."""
-        head = _pack_wire_head(b"W", len(episode_id), idx, t, latency_ms, len(request), len(reply))
-        self._put(b"".join((head, episode_id, request, reply)))
+        self._put(fmt.pack_wire(episode_id, idx, t, latency_ms, request, reply))
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable."""

@@ -68,7 +68,6 @@ _PROGRESS = struct.Struct("<IQ")
 _CRC = struct.Struct("<I")
 _ERROR = struct.Struct("<III")
 _WIRE = struct.Struct("<cBIddII")  # kind, id length, index, time, latency ms, request length, reply length
-pack_wire_head = _WIRE.pack
 _JUMP = struct.Struct("<cQ")
 FIRST_LAP = 1
 

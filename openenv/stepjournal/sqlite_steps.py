@@ -133,9 +133,9 @@ def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
 
 
 def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
-    """Insert new rows (a clashing index raises ``sqlite3.IntegrityError``) and apply ends."""
-    inserts, steps, ends = _split(entries)
-    rows = [wire_row(s) if isinstance(s, WireStep) else s for s in steps]
+    """Insert new rows (a clashing index raises ``sqlite3.IntegrityError``) and apply ends (the
+    store's own writes: prepared rows, never ``WireStep``s)."""
+    inserts, rows, ends = _split(entries)
     _inserts(raw, inserts)
     raw.executemany(_INSERT, rows)
     _counters(raw, rows)

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import openenv
+from openenv.core._children import child_ended, wait_child
 from openenv.stepjournal import committer
 
 __all__ = ["CommitterHost", "start_committer"]
@@ -52,13 +53,9 @@ class CommitterHost:
             return self.thread.is_alive()
         if self.pid is None:
             return False
-        try:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            done = self.pid
-        if done:
+        if child_ended(self.pid):
             self.pid = None
-        return not done
+        return self.pid is not None
 
     def finish(self, timeout_s: float) -> bool:
         """Tell the committer to commit everything and stop; ``True`` if it stopped in time."""
@@ -68,11 +65,11 @@ class CommitterHost:
             self.thread.join(timeout_s)
             stopped = not self.thread.is_alive()
         elif self.pid is not None:
-            stopped = _wait_pid(self.pid, timeout_s)
+            stopped = wait_child(self.pid, timeout_s)
             if not stopped:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, 9)
-                _wait_pid(self.pid, 5.0)
+                wait_child(self.pid, 5.0)
             self.pid = None
         self._close_fd("ack_r")
         return stopped
@@ -99,35 +96,12 @@ class CommitterHost:
                 os.close(fd)
 
 
-def _wait_pid(pid: int, timeout_s: float) -> bool:
-    """Reap ``pid`` within ``timeout_s`` (polling: a child has no pidfd before Python 3.9 on all libcs)."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    delay = 0.001
-    while True:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return True
-        if done:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
-
-
 _ORPHANS: list[int] = []  # committers of journals dropped without close, reaped when they end
 
 
 def _reap_orphans() -> None:
     for pid in list(_ORPHANS):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
+        if child_ended(pid):
             _ORPHANS.remove(pid)
 
 

@@ -17,6 +17,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from openenv.core._children import child_ended, wait_child
+
 from .base import ContainerProvider, RuntimeInfo, RuntimeStatus
 from .errors import ProviderError, RuntimeNotFoundError, StartupError
 from .ports import HOST, ensure_port_free, free_port
@@ -236,20 +238,14 @@ class LocalProcessProvider(ContainerProvider):
             pass
         if self._proc is not None:
             self._proc.wait(timeout=_STOP_GRACE_S)
-        elif self._child is not None:
-            deadline = time.monotonic() + _STOP_GRACE_S
-            while not self._reap_child() and time.monotonic() < deadline:
-                time.sleep(0.01)
+        elif self._child is not None and wait_child(self._child, _STOP_GRACE_S):
+            self._child = None
 
     def _reap_child(self) -> bool:
         """Whether the detached child has ended (reaping it, so it leaves no zombie)."""
-        try:
-            done, _ = os.waitpid(self._child, os.WNOHANG)
-        except ChildProcessError:  # reaped already
-            done = self._child
-        if done:
+        if self._child is not None and child_ended(self._child):
             self._child = None
-        return bool(done)
+        return self._child is None
 
     @classmethod
     def list_runtimes(

@@ -233,13 +233,13 @@ class _Recorder:
         self.episode_id = None
 
 
-class RecordingEnvClient:
-    """An async ``EnvClient`` that records its episodes (build it with ``record``)."""
+class _RecordingClient:
+    """What both recording clients share: the wrapped client, the recorder, the ids, and every
+    attribute not overridden passed through to the wrapped client."""
 
     def __init__(self, client: Any, recorder: _Recorder) -> None:
         self._client = client
         self._rec = recorder
-        self._batcher: StepBatcher | None = None
 
     @property
     def episode_id(self) -> str | None:
@@ -248,7 +248,19 @@ class RecordingEnvClient:
 
     @property
     def run_id(self) -> str | None:
+        """The stored id of this client's run (``None`` before the first ``reset``)."""
         return self._rec.run_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class RecordingEnvClient(_RecordingClient):
+    """An async ``EnvClient`` that records its episodes (build it with ``record``)."""
+
+    def __init__(self, client: Any, recorder: _Recorder) -> None:
+        super().__init__(client, recorder)
+        self._batcher: StepBatcher | None = None
 
     async def reset(self, **kwargs: Any) -> StepResult:
         if self._rec.needs_env_info:
@@ -316,24 +328,9 @@ class RecordingEnvClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
 
-
-class SyncRecordingEnvClient:
+class SyncRecordingEnvClient(_RecordingClient):
     """A ``SyncEnvClient`` that records its episodes (build it with ``record``)."""
-
-    def __init__(self, client: Any, recorder: _Recorder) -> None:
-        self._client = client
-        self._rec = recorder
-
-    @property
-    def episode_id(self) -> str | None:
-        return self._rec.episode_id
-
-    @property
-    def run_id(self) -> str | None:
-        return self._rec.run_id
 
     def reset(self, **kwargs: Any) -> StepResult:
         if self._rec.needs_env_info:
@@ -385,9 +382,6 @@ class SyncRecordingEnvClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
 
 
 def record(

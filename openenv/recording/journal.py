@@ -137,10 +137,11 @@ class StepJournal:
 
     # -- writing -----------------------------------------------------------------------------
     def append_wire(
-        self, episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
-    ) -> None:
+        self, episode_id: bytes, idx: int, t: float, latency_ms: float, reward: float | None, done: bool,
+        request: bytes, reply: bytes,
+    ) -> None:  # fmt: skip
         """Make one step durable as its wire texts (the committer turns them into a row)."""
-        self._put(fmt.pack_wire(episode_id, idx, t, latency_ms, request, reply))
+        self._put(fmt.pack_step(episode_id, idx, t, latency_ms, reward, done, request, reply))
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable."""

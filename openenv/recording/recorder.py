@@ -124,16 +124,23 @@ class _Recorder:
 
     def save_wire_step(self, wire: EnvClient, t0: float, action: Any, result: StepResult) -> None:
         """Make the step ``wire`` just took (sent at ``t0``, ``perf_counter``) durable: its wire
-        texts, or its row when the client has no exchange to show."""
+        texts with the reward and done it returned, or its row when the client has no exchange to
+        show (or a reward that is not a number: the row path says why)."""
         exchange = wire.last_exchange
         latency_ms = (_perf_counter() - t0) * 1000
+        reward = result.reward
+        if reward is not None and reward.__class__ is not float:
+            try:
+                reward = float(reward)
+            except (TypeError, ValueError):
+                exchange = None
         if exchange is None:
             self.save([self.step_row(self.payload(action), result, latency_ms, None)])
             return
         request, reply = exchange
         self.index += 1
-        self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, request,
-                                reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
+        self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, reward, bool(result.done),
+                                request, reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
 
     @property
     def needs_env_info(self) -> bool:

@@ -298,15 +298,16 @@ class EpisodeStore:
         return self._step_journal().append(rows)
 
     def journal_wire(
-        self, episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes
-    ) -> None:
+        self, episode_id: bytes, idx: int, t: float, latency_ms: float, reward: float | None, done: bool,
+        request: bytes, reply: bytes,
+    ) -> None:  # fmt: skip
         """Make one step durable from its wire texts (the step request and the server's reply, as
-        sent and received; the episode id as ASCII bytes); only for journaled stores
-        (``journaled``): the committer derives the row."""
+        sent and received; the episode id as ASCII bytes) and the reward and done the client parsed
+        from them; only for journaled stores (``journaled``): the committer derives the row."""
         journal = self._journal  # a forked child starts with none (``track_for_fork``)
         if journal is None:
             journal = self._step_journal()
-        journal.append_wire(episode_id, idx, t, latency_ms, request, reply)
+        journal.append_wire(episode_id, idx, t, latency_ms, reward, done, request, reply)
 
     def journal_end(self, episode_id: str, reason: str) -> None:
         """``finish_episode``, committed after the journaled steps before it (a crash first leaves the

@@ -29,6 +29,7 @@ import orjson
 
 from . import format as fmt
 from . import sqlite_steps
+from .sqlite_steps import WireStep
 
 __all__ = ["LINGER_S", "RETRY_S", "decode", "main", "run"]
 
@@ -41,21 +42,37 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+_STEP_HEAD = fmt.STEP_HEAD
+_STEP, _WIRE, _ROWS, _END, _INSERT = (ord(k) for k in "SWREI")
+
+
 def decode(payloads: list[bytes]) -> list[Any]:
     """Journal payloads as ``sqlite_steps`` entries (step row tuples, end dicts, ``Insert``s), in order."""
     entries: list[Any] = []
+    append, unpack_step, head, new = entries.append, _STEP_HEAD.unpack_from, _STEP_HEAD.size, tuple.__new__
     for payload in payloads:
-        kind = payload[:1]
-        if kind == b"W":
+        kind = payload[0]
+        if kind == _STEP:  # the hot path (``fmt.unpack_step`` spelt out)
+            _, n, flags, idx, t, latency, reward, n_req, n_rep = unpack_step(payload)
+            a = head + n
+            b = a + n_req
+            try:
+                request, reply = payload[a:b].decode(), payload[b : b + n_rep].decode()
+            except UnicodeDecodeError:
+                request, reply = _text(payload[a:b]), _text(payload[b : b + n_rep])
+            append(new(WireStep, (payload[head:a].decode(), idx, request, reply,
+                                  reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE, latency, t)))  # fmt: skip
+        elif kind == _WIRE:  # written by the first ring release: no reward and done in the record
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
-            entries.append(sqlite_steps.WireStep(eid, idx, _text(request), _text(reply), latency, t))
-        elif kind == b"R":
+            reward, done = sqlite_steps.reply_outcome(_text(reply))
+            append(WireStep(eid, idx, _text(request), _text(reply), reward, done, latency, t))
+        elif kind == _ROWS:
             entries.extend(tuple(row) for row in orjson.loads(payload[1:]))
-        elif kind == b"E":
-            entries.append(orjson.loads(payload[1:]))
-        elif kind == b"I":
+        elif kind == _END:
+            append(orjson.loads(payload[1:]))
+        elif kind == _INSERT:
             table, row = orjson.loads(payload[1:])
-            entries.append(sqlite_steps.Insert(table, row))
+            append(sqlite_steps.Insert(table, row))
     return entries
 
 

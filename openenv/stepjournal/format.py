@@ -12,8 +12,10 @@ Records: ``u32 length, u32 crc32, u32 lap`` + payload; the checksum (seeded with
 the payload. A header of zeros ends the records written so far. A record whose lap or checksum
 does not match is not there (yet). Payload kinds (first byte):
 
-* ``W`` a step as it crossed the wire: episode id, index, time, latency, the step request text and
-  the server's reply text, exactly as sent and received (``pack_wire``).
+* ``S`` a step as it crossed the wire: episode id, index, time, latency, the reward and done the
+  client parsed from the reply, then the step request text and the server's reply text, exactly as
+  sent and received (``pack_step``).
+* ``W`` the same without reward and done (the first ring release wrote these; still read).
 * ``R`` step rows already serialised: a JSON list of rows, each the ``step`` columns in order.
 * ``E`` an episode end: JSON ``{"episode_id", "end", "t"}``.
 * ``I`` a row for another table (a run, an episode, its reset step): JSON ``[table, {column: value}]``.
@@ -36,6 +38,9 @@ import orjson
 
 __all__ = [
     "DATA_START",
+    "DONE",
+    "HAS_REWARD",
+    "STEP_HEAD",
     "error_bytes",
     "error_seq",
     "HEADER",
@@ -46,6 +51,7 @@ __all__ = [
     "pack_insert",
     "pack_jump",
     "pack_rows",
+    "pack_step",
     "pack_wire",
     "pack_wrap",
     "read_error",
@@ -54,6 +60,7 @@ __all__ = [
     "scan",
     "start_of",
     "progress_bytes",
+    "unpack_step",
     "unpack_wire",
 ]
 
@@ -68,6 +75,8 @@ _PROGRESS = struct.Struct("<IQ")
 _CRC = struct.Struct("<I")
 _ERROR = struct.Struct("<III")
 _WIRE = struct.Struct("<cBIddII")  # kind, id length, index, time, latency ms, request length, reply length
+STEP_HEAD = struct.Struct("<cBBIdddII")  # kind, id length, flags, index, time, latency ms, reward, request/reply length
+HAS_REWARD, DONE = 1, 2  # flags (done is the highest: ``flags >= DONE``)
 _JUMP = struct.Struct("<cQ")
 FIRST_LAP = 1
 
@@ -90,8 +99,26 @@ def record(lap: int, payload: bytes) -> bytes:
     return HEADER.pack(len(payload), zlib.crc32(payload, lap), lap) + payload
 
 
+def pack_step(
+    episode_id: bytes, idx: int, t: float, latency_ms: float, reward: float | None, done: bool,
+    request: bytes, reply: bytes,
+) -> bytes:  # fmt: skip
+    """An ``S`` payload (the episode id as ASCII bytes)."""
+    flags = (DONE if done else 0) | (0 if reward is None else HAS_REWARD)
+    head = STEP_HEAD.pack(b"S", len(episode_id), flags, idx, t, latency_ms, reward or 0.0, len(request), len(reply))
+    return b"".join((head, episode_id, request, reply))
+
+
+def unpack_step(payload: bytes) -> tuple[str, int, float, float, float | None, bool, bytes, bytes]:
+    """``(episode_id, idx, t, latency_ms, reward, done, request, reply)`` of an ``S`` payload."""
+    _, n, flags, idx, t, latency, reward, n_req, n_rep = STEP_HEAD.unpack_from(payload)
+    at = STEP_HEAD.size + n
+    return (payload[STEP_HEAD.size : at].decode(), idx, t, latency, reward if flags & HAS_REWARD else None,
+            flags >= DONE, payload[at : at + n_req], payload[at + n_req : at + n_req + n_rep])  # fmt: skip
+
+
 def pack_wire(episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes) -> bytes:
-    """A ``W`` payload (the episode id as ASCII bytes)."""
+    """A ``W`` payload, as the first ring release wrote them (the tests of replaying them use it)."""
     head = _WIRE.pack(b"W", len(episode_id), idx, t, latency_ms, len(request), len(reply))
     return b"".join((head, episode_id, request, reply))
 
@@ -165,6 +192,7 @@ def read_error(buf: Any) -> tuple[int, str, str] | None:
 
 
 _CHUNK = 1 << 18
+_WRAP, _JUMP_KIND = ord("N"), ord("J")
 _MAX_RECORD = 1 << 30
 
 
@@ -176,6 +204,7 @@ def scan(
     after them. ``read(offset, n)`` reads the file (``os.pread``, or a slice of its bytes)."""
     lap, at = cursor
     out: list[bytes] = []
+    append, crc32, unpack_header = out.append, zlib.crc32, HEADER.unpack_from
     total = 0
     chunk, base = b"", at
     while total < limit:
@@ -184,7 +213,7 @@ def scan(
             chunk, base, rel = read(at, _CHUNK), at, 0
             if len(chunk) < HEADER.size:
                 break
-        n, crc, rec_lap = HEADER.unpack_from(chunk, rel)
+        n, crc, rec_lap = unpack_header(chunk, rel)
         if n == 0 or rec_lap != lap or n > _MAX_RECORD:
             break
         stop = rel + HEADER.size + n
@@ -194,15 +223,15 @@ def scan(
             if stop > len(chunk):
                 break
         payload = chunk[rel + HEADER.size : stop]
-        if zlib.crc32(payload, lap) != crc:
+        if crc32(payload, lap) != crc:
             break
-        kind = payload[:1]
-        if kind == b"N":
+        kind = payload[0]
+        if kind == _WRAP:
             lap, at = lap + 1, DATA_START
-        elif kind == b"J":
+        elif kind == _JUMP_KIND:
             at = jump_target(payload)
         else:
-            out.append(payload)
+            append(payload)
             total += n
             at += HEADER.size + n
     return out, Progress(lap, at)

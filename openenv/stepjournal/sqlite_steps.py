@@ -2,8 +2,9 @@
 the journal committer. Every function runs inside the caller's transaction.
 
 Entries: a step row is the ``step`` table's columns in order (``STEP_COLUMNS``), already
-serialised; a ``WireStep`` is a step as its wire texts (SQLite's JSON functions pick the columns
-out of them inside the insert: no parsing in Python); an episode end is a dict ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of
+serialised; a ``WireStep`` is a step as its wire texts and the reward and done the client parsed
+(SQLite's JSON functions pick the other columns out of the texts inside the insert: no parsing in
+Python); an episode end is a dict ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of
 another table (a run, an episode, the reset step that does not count as a step). Appending
 applies the inserts first, then the steps (keeping the episode's ``step_count``/``total_reward``
 current and ending it on a ``done`` row), then the ends.
@@ -18,13 +19,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "wire_row"]
+__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "reply_outcome", "wire_row"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_NEW = f"INSERT OR IGNORE INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_BUMP = "UPDATE episode SET step_count = ? WHERE id = ?"
-_SET_COUNTS = "UPDATE episode SET step_count = ?, total_reward = ? WHERE id = ?"
 _BUMP_MAX = (
     "UPDATE episode SET step_count = MAX(step_count, ?),"
     " total_reward = CASE WHEN ? IS NULL THEN total_reward ELSE COALESCE(total_reward, 0) + ? END WHERE id = ?"
@@ -38,8 +37,7 @@ _END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? A
 _INSERT_WIRE = f"""INSERT OR IGNORE INTO step ({STEP_COLUMNS}) VALUES (?1, ?2,
  nullif(?3 -> '$.data', 'null'),
  coalesce(json_remove(?4 -> '$.data.observation', '$.reward', '$.done', '$.metadata'), 'null'),
- ?4 ->> '$.data.reward', coalesce((?4 -> '$.data.done') = 'true', 0),
- nullif(nullif(?4 -> '$.data.metadata', '{{}}'), 'null'), ?5, ?6, NULL)"""
+ ?5, ?6, nullif(nullif(?4 -> '$.data.metadata', '{{}}'), 'null'), ?7, ?8, NULL)"""
 _WIRE_SQL = sqlite3.sqlite_version_info >= (3, 38, 0)  # the -> and ->> operators
 _TABLES = frozenset(("env_run", "episode", "step"))
 _LIFTED = ("reward", "done", "metadata")
@@ -53,12 +51,15 @@ class Insert(NamedTuple):
 
 
 class WireStep(NamedTuple):
-    """A step as it crossed the wire: the step request and the server's reply, JSON texts."""
+    """A step as it crossed the wire: the step request and the server's reply, JSON texts, with
+    the reward and done the client parsed from the reply."""
 
     episode_id: str  # the fields in the order of ``_INSERT_WIRE``'s parameters
     idx: int
     request: str
     reply: str
+    reward: float | None  # where step rows have them too (``_counters`` reads both alike)
+    done: bool
     latency_ms: float
     t: float
 
@@ -75,13 +76,22 @@ def wire_row(step: WireStep) -> tuple[Any, ...]:
         observation = data.get("observation")
         if isinstance(observation, dict) and ("reward" in observation or "done" in observation or "metadata" in observation):
             observation = {k: v for k, v in observation.items() if k not in _LIFTED}
-        reward, done, metadata = data.get("reward"), data.get("done") is True, data.get("metadata")
+        metadata = data.get("metadata")
     except (orjson.JSONDecodeError, AttributeError, TypeError):  # never expected: the client parsed it
         marker = {"__openenv_unserializable__": "wire reply", "repr": step.reply[:2000]}
-        action, observation, reward, done, metadata = None, marker, None, False, None
+        action, observation, metadata = None, marker, None
     return (step.episode_id, step.idx, None if action is None else _text(action), _text(observation),
-            None if reward is None else float(reward), done, _text(metadata) if metadata else None,
-            step.latency_ms, step.t, None)  # fmt: skip
+            step.reward, step.done, _text(metadata) if metadata else None, step.latency_ms, step.t, None)  # fmt: skip
+
+
+def reply_outcome(reply: str) -> tuple[float | None, bool]:
+    """The reward and done of a step reply text (for journal records that do not carry them)."""
+    try:
+        data = orjson.loads(reply).get("data") or {}
+        reward = data.get("reward")
+        return (None if reward is None else float(reward)), data.get("done") is True
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return None, False
 
 
 class _NotAllNew(Exception):
@@ -108,23 +118,25 @@ def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
         raw.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", tuple(row.values()))
 
 
-def _counters(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
-    """One counter update per episode (rewards summed in step order), then the ends of ``done`` rows."""
+def _counters(raw: sqlite3.Connection, steps: Sequence[Sequence[Any]]) -> None:
+    """One counter update per episode (rewards summed in step order), then the ends of ``done``
+    steps (rows and ``WireStep``s alike: episode id, idx, reward and done are in the same places)."""
     per_episode: dict[str, list[Sequence[Any]]] = {}
-    for row in rows:
-        per_episode.setdefault(row[0], []).append(row)
+    for step in steps:
+        per_episode.setdefault(step[0], []).append(step)
     for eid, mine in per_episode.items():
-        rewards = [row[4] for row in mine if row[4] is not None]
+        last = max(step[1] for step in mine)
+        rewards = [step[4] for step in mine if step[4] is not None]
         if rewards:
             (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
             for reward in rewards:
                 total = (0 if total is None else total) + reward
-            raw.execute(_SET_COUNTS, (mine[-1][1], total, eid))
+            raw.execute(_SET_COUNTS_MAX, (last, total, eid))
         else:
-            raw.execute(_BUMP, (mine[-1][1], eid))
-        for row in mine:
-            if row[5]:
-                raw.execute(_END, (row[8], "done", True, eid))
+            raw.execute(_BUMP_TO, (last, eid))
+        for step in mine:
+            if step[5]:
+                raw.execute(_END, (step.t if step.__class__ is WireStep else step[8], "done", True, eid))
 
 
 def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
@@ -174,10 +186,10 @@ def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
     raw.execute("SAVEPOINT fast")
     try:
         raw.executemany(_INSERT_NEW, rows)
-        raw.executemany(_INSERT_WIRE, wires)
+        raw.executemany(_INSERT_WIRE, map(tuple, wires))  # plain tuples bind faster
         if raw.total_changes - before != len(steps):
             raise _NotAllNew
-        _stored_counters(raw, steps)
+        _counters(raw, steps)
     except (_NotAllNew, sqlite3.IntegrityError, sqlite3.OperationalError) as exc:
         if isinstance(exc, sqlite3.OperationalError) and "json" not in str(exc).lower():
             raise  # busy, full...: the caller's transaction fails as a whole
@@ -186,31 +198,6 @@ def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
         return None
     raw.execute("RELEASE fast")
     return len(steps)
-
-
-def _stored_counters(raw: sqlite3.Connection, steps: Sequence[Any]) -> None:
-    """Counters and ends for steps just inserted, read back from the table (a wire step's reward
-    and done exist only there): rewards summed in step order, as step-by-step updates would."""
-    spans: dict[str, set[int]] = {}
-    for s in steps:
-        spans.setdefault(s[0], set()).add(s[1])
-    for eid, mine in spans.items():
-        got = raw.execute(
-            "SELECT idx, reward, done, t FROM step WHERE episode_id = ? AND idx BETWEEN ? AND ? ORDER BY idx",
-            (eid, min(mine), max(mine)),
-        ).fetchall()
-        got = [g for g in got if g[0] in mine]
-        rewards = [g[1] for g in got if g[1] is not None]
-        if rewards:
-            (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
-            for reward in rewards:
-                total = (0 if total is None else total) + reward
-            raw.execute(_SET_COUNTS_MAX, (max(mine), total, eid))
-        else:
-            raw.execute(_BUMP_TO, (max(mine), eid))
-        done = next((g for g in got if g[2]), None)
-        if done is not None:
-            raw.execute(_END, (done[3], "done", True, eid))
 
 
 def replay(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:

@@ -182,7 +182,8 @@ def test_sql_and_python_make_the_same_row_from_wire_texts(db_path: Path, reply: 
         run = store.create_run(env_name="echo")
         eids = [store.start_episode(run, observation={}) for _ in range(2)]
     request = '{"type":"step","data":{"message":"hi"},"request_id":3}'
-    sql_step = sqlite_steps.WireStep(eids[0], 1, request, reply, latency_ms=0.5, t=10.0)
+    reward, done = sqlite_steps.reply_outcome(reply)
+    sql_step = sqlite_steps.WireStep(eids[0], 1, request, reply, reward, done, latency_ms=0.5, t=10.0)
     py_step = sql_step._replace(episode_id=eids[1])
     raw = committer.connect(str(db_path), 5000)
     committer.commit(raw, [sql_step])

@@ -155,3 +155,26 @@ def test_a_journal_of_the_first_release_is_replayed(db_path: Path) -> None:
         ep = store.get_episode(eid)
         assert (ep.step_count, ep.total_reward) == (2, 1.0)
     assert not any(folder.glob("*.jnl"))
+
+
+def test_wire_records_without_reward_and_done_are_replayed(db_path: Path) -> None:
+    """The previous ring release wrote wire steps as ``W`` records, which do not carry reward and
+    done: replaying one left by a crash takes them from the reply text."""
+    with EpisodeStore(db_path, journal=False) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+    request = b'{"type":"step","data":{"message":"hi"}}'
+    replies = [b'{"type":"observation","data":{"observation":{"m":1},"reward":0.5,"done":false}}',
+               b'{"type":"observation","data":{"observation":{"m":2},"reward":2,"done":true}}']  # fmt: skip
+    records = [fmt.record(LAP, fmt.pack_wire(eid.encode(), i, 10.0 + i, 0.5, request, reply))
+               for i, reply in enumerate(replies, start=1)]  # fmt: skip
+    folder = journal_folder(str(db_path.resolve()))
+    folder.mkdir()
+    (folder / "78-ring-v1.jnl").write_bytes(_journal(*records))
+    with EpisodeStore(db_path) as store:
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward, ep.end_reason) == (2, 2.5, "done")
+        steps = store.load_steps(eid)
+        assert [(s.observation, s.reward, s.done, s.action) for s in steps[1:]] == [
+            ({"m": 1}, 0.5, False, {"message": "hi"}), ({"m": 2}, 2.0, True, {"message": "hi"})]
+    assert not any(folder.glob("*.jnl"))

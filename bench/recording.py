@@ -70,9 +70,15 @@ SERVER_PID: list[int] = []  # the env server's pid, for its CPU time
 
 
 def _cpu_s(pid: int | None) -> float:
-    """User + system CPU seconds of process ``pid`` so far (0 if there is none)."""
+    """CPU seconds of process ``pid`` so far, all its threads (0 if there is none): nanoseconds
+    from ``/proc/PID/schedstat`` where the kernel keeps them, else clock ticks from ``stat``."""
     if pid is None:
         return 0.0
+    try:
+        return sum(int((Path(f"/proc/{pid}/task") / tid / "schedstat").read_text().split()[0])
+                   for tid in os.listdir(f"/proc/{pid}/task")) / 1e9  # fmt: skip
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:

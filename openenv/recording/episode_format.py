@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
-from .models import EnvRun, Episode, EpisodeTag, Step
+from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
 from .records import EpisodeRecord, StepRecord
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
@@ -94,7 +94,7 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
             return False
         if on_conflict == "error":
             raise RecordingError(f"episode {eid} already exists in the store", code="EPISODE_EXISTS")
-        for table in (Step.__table__, EpisodeTag.__table__):
+        for table in (Step.__table__, StepChunk.__table__, EpisodeTag.__table__):
             conn.execute(table.delete().where(table.c.episode_id == eid))
         conn.execute(ep_table.delete().where(ep_table.c.id == eid))
     run = obj["run"]

@@ -1,4 +1,4 @@
-"""SQLModel tables of the episode store (schema version 1).
+"""SQLModel tables of the episode store (schema version 2).
 
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
@@ -10,10 +10,10 @@ would add pages to every commit); return/length filters ride the ``started_at`` 
 
 from __future__ import annotations
 
-from sqlalchemy import Column, ForeignKey, Index, String, Text
+from sqlalchemy import Column, ForeignKey, Index, LargeBinary, String, Text
 from sqlmodel import Field, SQLModel
 
-__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step"]
+__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step", "StepChunk"]
 
 
 class RecordingMeta(SQLModel, table=True):
@@ -104,3 +104,19 @@ class Step(SQLModel, table=True):
     latency_ms: float | None = None
     t: float
     state: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class StepChunk(SQLModel, table=True):
+    """Steps ``first_idx``..``last_idx`` of an episode as the recording client journaled them
+    (schema version 2): ``data`` is their ``S`` records back to back, wire texts included
+    (``openenv/stepjournal/wire_steps.py`` reads them; the store's step reads merge them with
+    ``step`` rows). The committer writes these instead of one ``step`` row per step."""
+
+    __tablename__ = "step_chunk"
+
+    episode_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("episode.id"), primary_key=True, nullable=False)
+    )
+    first_idx: int = Field(primary_key=True)
+    last_idx: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

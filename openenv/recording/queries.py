@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -10,9 +11,11 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
+from openenv.stepjournal import wire_steps
+
 from .errors import EpisodeNotFoundError, RecordingError
 from .jsonable import loads
-from .models import EnvRun, Episode, EpisodeTag, Step
+from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
 _EP = Episode.__table__
 _RUN = EnvRun.__table__
 _STEP = Step.__table__
+_CHUNK = StepChunk.__table__
 _TAG = EpisodeTag.__table__
 _LIST_COLUMNS = [c for c in _EP.c if c.name not in ("reset_kwargs", "notes")]
 MAX_PAGE = 1000
@@ -177,26 +181,46 @@ def get_episode(conn: Connection, episode_id: str) -> EpisodeRecord:
 def load_steps(
     conn: Connection, episode_id: str, *, start: int = 0, limit: int | None = None
 ) -> list[StepRecord]:
+    """Steps ``start``.. of an episode (at most ``limit``), in order: its ``step`` rows merged with
+    the steps of its chunks (``step_chunk``)."""
     stmt = select(_STEP).where(_STEP.c.episode_id == episode_id, _STEP.c.idx >= start).order_by(_STEP.c.idx)
     if limit is not None:
         stmt = stmt.limit(limit)
-    out = []
+    out = {}
     for row in conn.execute(stmt):
         r = row._mapping
-        out.append(
-            StepRecord(
-                index=r["idx"],
-                action=loads(r["action"]),
-                observation=loads(r["observation"]),
-                reward=r["reward"],
-                done=bool(r["done"]),
-                metadata=loads(r["metadata"]),
-                latency_ms=r["latency_ms"],
-                t=r["t"],
-                state=loads(r["state"]),
-            )
+        out[r["idx"]] = StepRecord(
+            index=r["idx"],
+            action=loads(r["action"]),
+            observation=loads(r["observation"]),
+            reward=r["reward"],
+            done=bool(r["done"]),
+            metadata=loads(r["metadata"]),
+            latency_ms=r["latency_ms"],
+            t=r["t"],
+            state=loads(r["state"]),
         )
-    return out
+    for step in _chunk_steps(conn, episode_id, start, limit):
+        if step.idx not in out:
+            action, observation, metadata = wire_steps.values(step.request, step.reply)
+            out[step.idx] = StepRecord(index=step.idx, action=action, observation=observation, reward=step.reward,
+                                       done=step.done, metadata=metadata, latency_ms=step.latency_ms, t=step.t)  # fmt: skip
+    steps = [out[i] for i in sorted(out)]
+    return steps if limit is None else steps[:limit]
+
+
+def _chunk_steps(conn: Connection, episode_id: str, start: int, limit: int | None) -> Iterator[wire_steps.ChunkStep]:
+    """The chunked steps ``start``.. of an episode, in order (at least ``limit`` of them if there are)."""
+    c = _CHUNK.c
+    stmt = select(c.data).where(c.episode_id == episode_id, c.last_idx >= start).order_by(c.first_idx)
+    found = 0
+    for (data,) in conn.execute(stmt):
+        for step in wire_steps.iter_chunk(bytes(data)):
+            if step.idx >= start:
+                yield step
+                found += 1
+        if limit is not None and found >= limit:
+            return
 
 
 def resolve_id(conn: Connection, prefix: str) -> str:

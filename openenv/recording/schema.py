@@ -14,13 +14,20 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step
+from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepChunk
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 1
-TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step)]
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+SCHEMA_VERSION = 2
+TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk)]
+
+
+def _add_step_chunks(conn: Connection) -> None:
+    """1 -> 2: the ``step_chunk`` table (wire steps stored as journaled)."""
+    StepChunk.__table__.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks}
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 
 

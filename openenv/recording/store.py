@@ -38,7 +38,7 @@ from .engine import (
 from .errors import EpisodeNotFoundError
 from .journal import StepJournal, drain_local, no_drain, recover, track_for_fork
 from .jsonable import dumps
-from .models import EnvRun, Episode, EpisodeTag, Step
+from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
 
@@ -49,6 +49,7 @@ DEFAULT_STORE_ENV = "OPENENV_EPISODES_DB"
 T = TypeVar("T")
 _EP = Episode.__table__
 _STEP = Step.__table__
+_CHUNK = StepChunk.__table__
 
 
 def default_store_target() -> str:
@@ -338,6 +339,7 @@ class EpisodeStore:
             gone = 0
             for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
                 conn.execute(delete(_STEP).where(_STEP.c.episode_id.in_(chunk)))
+                conn.execute(delete(_CHUNK).where(_CHUNK.c.episode_id.in_(chunk)))
                 conn.execute(delete(EpisodeTag.__table__).where(EpisodeTag.__table__.c.episode_id.in_(chunk)))
                 gone += conn.execute(delete(_EP).where(_EP.c.id.in_(chunk))).rowcount
             return gone

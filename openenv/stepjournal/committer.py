@@ -47,25 +47,23 @@ _STEP, _WIRE, _ROWS, _END, _INSERT = (ord(k) for k in "SWREI")
 
 
 def decode(payloads: list[bytes]) -> list[Any]:
-    """Journal payloads as ``sqlite_steps`` entries (step row tuples, end dicts, ``Insert``s), in order."""
+    """Journal payloads as ``sqlite_steps`` entries (``WireStep``s, step row tuples, end dicts,
+    ``Insert``s), in order."""
     entries: list[Any] = []
     append, unpack_step, head, new = entries.append, _STEP_HEAD.unpack_from, _STEP_HEAD.size, tuple.__new__
+    ids: dict[bytes, str] = {}
     for payload in payloads:
         kind = payload[0]
-        if kind == _STEP:  # the hot path (``fmt.unpack_step`` spelt out)
-            _, n, flags, idx, t, latency, reward, n_req, n_rep = unpack_step(payload)
-            a = head + n
-            b = a + n_req
-            try:
-                request, reply = payload[a:b].decode(), payload[b : b + n_rep].decode()
-            except UnicodeDecodeError:
-                request, reply = _text(payload[a:b]), _text(payload[b : b + n_rep])
-            append(new(WireStep, (payload[head:a].decode(), idx, request, reply,
-                                  reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE, latency, t)))  # fmt: skip
+        if kind == _STEP:  # the hot path: only the fixed head is read
+            _, n, flags, idx, t, _, reward, _, _ = unpack_step(payload)
+            key = payload[head : head + n]
+            eid = ids.get(key) or ids.setdefault(key, key.decode())
+            append(new(WireStep, (eid, idx, payload, t, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE)))
         elif kind == _WIRE:  # written by the first ring release: no reward and done in the record
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
             reward, done = sqlite_steps.reply_outcome(_text(reply))
-            append(WireStep(eid, idx, _text(request), _text(reply), reward, done, latency, t))
+            record = fmt.pack_step(eid.encode(), idx, t, latency, reward, done, request, reply)
+            append(WireStep(eid, idx, record, t, reward, done))
         elif kind == _ROWS:
             entries.extend(tuple(row) for row in orjson.loads(payload[1:]))
         elif kind == _END:

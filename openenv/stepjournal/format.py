@@ -60,7 +60,6 @@ __all__ = [
     "scan",
     "start_of",
     "progress_bytes",
-    "unpack_step",
     "unpack_wire",
 ]
 
@@ -107,14 +106,6 @@ def pack_step(
     flags = (DONE if done else 0) | (0 if reward is None else HAS_REWARD)
     head = STEP_HEAD.pack(b"S", len(episode_id), flags, idx, t, latency_ms, reward or 0.0, len(request), len(reply))
     return b"".join((head, episode_id, request, reply))
-
-
-def unpack_step(payload: bytes) -> tuple[str, int, float, float, float | None, bool, bytes, bytes]:
-    """``(episode_id, idx, t, latency_ms, reward, done, request, reply)`` of an ``S`` payload."""
-    _, n, flags, idx, t, latency, reward, n_req, n_rep = STEP_HEAD.unpack_from(payload)
-    at = STEP_HEAD.size + n
-    return (payload[STEP_HEAD.size : at].decode(), idx, t, latency, reward if flags & HAS_REWARD else None,
-            flags >= DONE, payload[at : at + n_req], payload[at + n_req : at + n_req + n_rep])  # fmt: skip
 
 
 def pack_wire(episode_id: bytes, idx: int, t: float, latency_ms: float, request: bytes, reply: bytes) -> bytes:

@@ -1,25 +1,28 @@
-"""Raw ``sqlite3`` SQL for appending step rows (the recording hot path), shared by the store and
+"""Raw ``sqlite3`` SQL for appending steps (the recording hot path), shared by the store and
 the journal committer. Every function runs inside the caller's transaction.
 
 Entries: a step row is the ``step`` table's columns in order (``STEP_COLUMNS``), already
-serialised; a ``WireStep`` is a step as its wire texts and the reward and done the client parsed
-(SQLite's JSON functions pick the other columns out of the texts inside the insert: no parsing in
-Python); an episode end is a dict ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of
-another table (a run, an episode, the reset step that does not count as a step). Appending
-applies the inserts first, then the steps (keeping the episode's ``step_count``/``total_reward``
-current and ending it on a ``done`` row), then the ends.
+serialised; a ``WireStep`` is a step as the client journaled it (its ``S`` record: wire texts,
+reward, done), stored as is in a ``step_chunk`` row with the other steps of its episode in the
+batch (``wire_steps.py``: no JSON work when committing); an episode end is a dict
+``{"episode_id", "end", "t"}``; an ``Insert`` is a row of another table (a run, an episode, the
+reset step that does not count as a step). Appending applies the inserts first, then the steps
+(keeping the episode's ``step_count``/``total_reward`` current and ending it on a ``done`` step),
+then the ends.
 """
 
 from __future__ import annotations
 
 import errno
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import orjson
 
-__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "reply_outcome", "wire_row"]
+from . import wire_steps
+
+__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "reply_outcome"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -33,14 +36,10 @@ _BUMP_TO = "UPDATE episode SET step_count = MAX(step_count, ?) WHERE id = ?"
 _END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? AND ended_at IS NULL"
 
 
-# the step row from its wire texts (?3 the step request, ?4 the reply), as ``wire_row`` computes it
-_INSERT_WIRE = f"""INSERT OR IGNORE INTO step ({STEP_COLUMNS}) VALUES (?1, ?2,
- nullif(?3 -> '$.data', 'null'),
- coalesce(json_remove(?4 -> '$.data.observation', '$.reward', '$.done', '$.metadata'), 'null'),
- ?5, ?6, nullif(nullif(?4 -> '$.data.metadata', '{{}}'), 'null'), ?7, ?8, NULL)"""
-_WIRE_SQL = sqlite3.sqlite_version_info >= (3, 38, 0)  # the -> and ->> operators
+_INSERT_CHUNK = "INSERT INTO step_chunk (episode_id, first_idx, last_idx, data) VALUES (?, ?, ?, ?)"
+_TOP_ROW = "SELECT MAX(idx) FROM step WHERE episode_id = ?"
+_TOP_CHUNK = "SELECT MAX(last_idx) FROM step_chunk WHERE episode_id = ?"
 _TABLES = frozenset(("env_run", "episode", "step"))
-_LIFTED = ("reward", "done", "metadata")
 
 
 class Insert(NamedTuple):
@@ -51,37 +50,14 @@ class Insert(NamedTuple):
 
 
 class WireStep(NamedTuple):
-    """A step as it crossed the wire: the step request and the server's reply, JSON texts, with
-    the reward and done the client parsed from the reply."""
+    """A step as the client journaled it: ``record`` is its ``S`` payload (``format.pack_step``)."""
 
-    episode_id: str  # the fields in the order of ``_INSERT_WIRE``'s parameters
+    episode_id: str
     idx: int
-    request: str
-    reply: str
+    record: bytes
+    t: float
     reward: float | None  # where step rows have them too (``_counters`` reads both alike)
     done: bool
-    latency_ms: float
-    t: float
-
-
-def _text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def wire_row(step: WireStep) -> tuple[Any, ...]:
-    """The ``step`` row of a ``WireStep``, computed in Python (what ``_INSERT_WIRE`` does in SQL)."""
-    try:
-        action = orjson.loads(step.request).get("data")
-        data = orjson.loads(step.reply).get("data") or {}
-        observation = data.get("observation")
-        if isinstance(observation, dict) and ("reward" in observation or "done" in observation or "metadata" in observation):
-            observation = {k: v for k, v in observation.items() if k not in _LIFTED}
-        metadata = data.get("metadata")
-    except (orjson.JSONDecodeError, AttributeError, TypeError):  # never expected: the client parsed it
-        marker = {"__openenv_unserializable__": "wire reply", "repr": step.reply[:2000]}
-        action, observation, metadata = None, marker, None
-    return (step.episode_id, step.idx, None if action is None else _text(action), _text(observation),
-            step.reward, step.done, _text(metadata) if metadata else None, step.latency_ms, step.t, None)  # fmt: skip
 
 
 def reply_outcome(reply: str) -> tuple[float | None, bool]:
@@ -136,7 +112,7 @@ def _counters(raw: sqlite3.Connection, steps: Sequence[Sequence[Any]]) -> None:
             raw.execute(_BUMP_TO, (last, eid))
         for step in mine:
             if step[5]:
-                raw.execute(_END, (step.t if step.__class__ is WireStep else step[8], "done", True, eid))
+                raw.execute(_END, (step[3] if step.__class__ is WireStep else step[8], "done", True, eid))
 
 
 def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
@@ -156,48 +132,83 @@ def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
 
 def append_new(raw: sqlite3.Connection, entries: Sequence[Any]) -> int:
     """Like ``append`` but idempotent (what a journal committer needs: a batch may be offered twice,
-    and its episode may have been deleted meanwhile). Returns how many rows were new."""
+    and its episode may have been deleted meanwhile). Returns how many steps were new."""
     inserts, steps, ends = _split(entries)
     _inserts(raw, inserts)
-    new = _append_all_new(raw, steps) if steps else 0
-    if new is None:  # duplicates, or a deleted episode: row by row
-        new = replay(raw, [wire_row(s) if isinstance(s, WireStep) else s for s in steps])
+    wires = [s for s in steps if s.__class__ is WireStep]
+    rows = [s for s in steps if s.__class__ is not WireStep] if len(wires) < len(steps) else []
+    new = _append_chunks(raw, wires) if wires else 0
+    if rows:
+        fresh = _append_all_new(raw, rows)
+        new += replay(raw, rows) if fresh is None else fresh  # duplicates or a deleted episode: row by row
     _ends(raw, ends)
     return new
 
 
-def _append_all_new(raw: sqlite3.Connection, steps: list[Any]) -> int | None:
-    """Insert ``steps`` with their counters if every one is new and its episode exists (``None``
-    and nothing written otherwise)."""
-    episodes = list({s[0] for s in steps})
-    found = 0
+def _existing(raw: sqlite3.Connection, episodes: list[str]) -> set[str]:
+    """Which of ``episodes`` are in the store."""
+    found: set[str] = set()
     for at in range(0, len(episodes), 500):  # well under SQLite's limit on bound variables
         chunk = episodes[at : at + 500]
-        sql = f"SELECT COUNT(*) FROM episode WHERE id IN ({', '.join('?' * len(chunk))})"
-        found += raw.execute(sql, chunk).fetchone()[0]
-    if found != len(episodes):
+        sql = f"SELECT id FROM episode WHERE id IN ({', '.join('?' * len(chunk))})"
+        found.update(row[0] for row in raw.execute(sql, chunk))
+    return found
+
+
+def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
+    """Store wire steps as chunks, one or a few per episode, with their counters. A step is new if
+    its index is above every stored one of its episode (each episode's steps are journaled in
+    order), so a batch offered again adds nothing; steps of deleted episodes are dropped."""
+    per_episode: dict[str, list[WireStep]] = {}
+    for w in wires:
+        per_episode.setdefault(w[0], []).append(w)
+    existing = _existing(raw, list(per_episode))
+    fresh: list[WireStep] = []
+    for eid, mine in per_episode.items():
+        if eid not in existing:
+            continue
+        top = max(raw.execute(_TOP_ROW, (eid,)).fetchone()[0] or 0, raw.execute(_TOP_CHUNK, (eid,)).fetchone()[0] or 0)
+        mine = [w for w in mine if w[1] > top] if mine[0][1] <= top else mine
+        for part in _parts(mine):
+            raw.execute(_INSERT_CHUNK, (eid, part[0][1], part[-1][1], b"".join(w[2] for w in part)))
+        fresh += mine
+    _counters(raw, fresh)
+    return len(fresh)
+
+
+def _parts(steps: list[WireStep]) -> Iterator[list[WireStep]]:
+    """``steps`` cut into chunks of at most ``MAX_CHUNK_STEPS`` steps and about ``MAX_CHUNK_BYTES``."""
+    part: list[WireStep] = []
+    size = 0
+    for w in steps:
+        if part and (len(part) >= wire_steps.MAX_CHUNK_STEPS or size + len(w[2]) > wire_steps.MAX_CHUNK_BYTES):
+            yield part
+            part, size = [], 0
+        part.append(w)
+        size += len(w[2])
+    if part:
+        yield part
+
+
+def _append_all_new(raw: sqlite3.Connection, rows: list[Any]) -> int | None:
+    """Insert step ``rows`` with their counters if every one is new and its episode exists
+    (``None`` and nothing written otherwise)."""
+    episodes = list({r[0] for r in rows})
+    if len(_existing(raw, episodes)) != len(episodes):
         return None
-    wires = [s for s in steps if s.__class__ is WireStep]
-    rows = [s for s in steps if s.__class__ is not WireStep] if len(wires) < len(steps) else []
-    if wires and not _WIRE_SQL:
-        rows += [wire_row(w) for w in wires]
-        wires = []
     before = raw.total_changes
     raw.execute("SAVEPOINT fast")
     try:
         raw.executemany(_INSERT_NEW, rows)
-        raw.executemany(_INSERT_WIRE, map(tuple, wires))  # plain tuples bind faster
-        if raw.total_changes - before != len(steps):
+        if raw.total_changes - before != len(rows):
             raise _NotAllNew
-        _counters(raw, steps)
-    except (_NotAllNew, sqlite3.IntegrityError, sqlite3.OperationalError) as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "json" not in str(exc).lower():
-            raise  # busy, full...: the caller's transaction fails as a whole
+        _counters(raw, rows)
+    except (_NotAllNew, sqlite3.IntegrityError):
         raw.execute("ROLLBACK TO fast")
         raw.execute("RELEASE fast")
         return None
     raw.execute("RELEASE fast")
-    return len(steps)
+    return len(rows)
 
 
 def replay(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:

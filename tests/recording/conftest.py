@@ -118,3 +118,13 @@ def hold_write_lock(db_path: Path, seconds: float) -> threading.Thread:
     thread.start()
     assert taken.wait(10)
     return thread
+
+
+def stored_steps(con: sqlite3.Connection, episode_id: str) -> int:
+    """How many steps of an episode are in the database, as another process sees it: ``step``
+    rows and the steps of ``step_chunk`` rows (decoded, not estimated from the index range)."""
+    from openenv.stepjournal.wire_steps import iter_chunk
+
+    rows = con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (episode_id,)).fetchone()[0]
+    chunks = con.execute("SELECT data FROM step_chunk WHERE episode_id = ?", (episode_id,)).fetchall()
+    return rows + sum(1 for (data,) in chunks for _ in iter_chunk(data))

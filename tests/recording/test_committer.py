@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,43 +161,44 @@ def test_the_wire_path_stores_what_the_row_path_stores(tmp_path: Path, echo_url:
     assert wire[3][1] == {"message": "m2"} and wire[3][2]["echoed_message"] == "m2"
 
 
-_REPLIES = [
-    '{"type":"observation","data":{"observation":{"a":1,"s":"\\u00e9t\\u00e9"},"reward":1,"done":false}}',
-    '{"type":"observation","data":{"observation":{"a":[1,2.5,{"b":null}]},"reward":null,"done":true,'
-    '"metadata":{"k":"v"}}}',
-    '{"type": "observation", "data": {"observation": {"a": 1, "reward": 9, "metadata": {}}, "done": false,'
-    ' "metadata": {}}}',  # spaces as json.dumps writes them; lifted keys inside the observation
-    '{"type":"observation","data":{"observation":"just text","reward":"2.5"}}',
-    '{"type":"observation","data":{}}',
-    "not json at all",
-]
+_REPLIES = [  # reply text, then what reading the step back gives: observation, reward, done, metadata
+    ('{"type":"observation","data":{"observation":{"a":1,"s":"\\u00e9t\\u00e9"},"reward":1,"done":false}}',
+     {"a": 1, "s": "\u00e9t\u00e9"}, 1.0, False, None),
+    ('{"type":"observation","data":{"observation":{"a":[1,2.5,{"b":null}]},"reward":null,"done":true,'
+     '"metadata":{"k":"v"}}}', {"a": [1, 2.5, {"b": None}]}, None, True, {"k": "v"}),
+    ('{"type": "observation", "data": {"observation": {"a": 1, "reward": 9, "metadata": {}}, "done": false,'
+     ' "metadata": {}}}', {"a": 1}, None, False, None),  # json.dumps spacing; lifted keys in the observation
+    ('{"type":"observation","data":{"observation":"just text","reward":"2.5"}}', "just text", 2.5, False, None),
+    ('{"type":"observation","data":{}}', None, None, False, None),
+    ("not json at all", {"__openenv_unserializable__": "wire reply", "repr": "not json at all"}, None, False, None),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("reply", _REPLIES)
-def test_sql_and_python_make_the_same_row_from_wire_texts(db_path: Path, reply: str) -> None:
-    """The committer derives a wire step's row inside SQLite; ``wire_row`` is the same in Python
-    (used for replays and old SQLite): both must store the same values."""
+@pytest.mark.parametrize(("reply", "observation", "reward", "done", "metadata"), _REPLIES)
+def test_a_chunked_wire_step_reads_back_whole(
+    db_path: Path, reply: str, observation: Any, reward: float | None, done: bool, metadata: Any
+) -> None:
+    """The committer stores a wire step in a chunk, its texts as journaled; reading it back picks
+    the action, observation and metadata out of them (odd replies included) and counts it."""
     from openenv.stepjournal import committer, sqlite_steps
 
     with EpisodeStore(db_path, journal=False) as store:
         run = store.create_run(env_name="echo")
-        eids = [store.start_episode(run, observation={}) for _ in range(2)]
-    request = '{"type":"step","data":{"message":"hi"},"request_id":3}'
-    reward, done = sqlite_steps.reply_outcome(reply)
-    sql_step = sqlite_steps.WireStep(eids[0], 1, request, reply, reward, done, latency_ms=0.5, t=10.0)
-    py_step = sql_step._replace(episode_id=eids[1])
+        eid = store.start_episode(run, observation={})
+    request = b'{"type":"step","data":{"message":"hi"},"request_id":3}'
+    assert sqlite_steps.reply_outcome(reply) == (reward, done)  # how W records of the last release read
+    entries = committer.decode([fmt.pack_step(eid.encode(), 1, 10.0, 0.5, reward, done, request, reply.encode())])
     raw = committer.connect(str(db_path), 5000)
-    committer.commit(raw, [sql_step])
-    raw.execute("BEGIN IMMEDIATE")
-    sqlite_steps.replay(raw, [sqlite_steps.wire_row(py_step)])
-    raw.execute("COMMIT")
+    committer.commit(raw, entries)
+    committer.commit(raw, entries)  # offered twice (a replay): stored once
+    assert raw.execute("SELECT COUNT(*) FROM step_chunk").fetchone() == (1,)
     raw.close()
     with EpisodeStore(db_path) as store:
-        a, b = (store.load_steps(eid)[1] for eid in eids)
-        pairs = [(a.action, b.action), (a.observation, b.observation), (a.reward, b.reward),
-                 (a.done, b.done), (a.metadata, b.metadata)]  # fmt: skip
-        assert all(x == y for x, y in pairs), pairs
-        assert [store.get_episode(eid).total_reward for eid in eids] == [a.reward, a.reward]
+        step = store.load_steps(eid)[1]
+        got = (step.action, step.observation, step.reward, step.done, step.metadata, step.t, step.latency_ms)
+        assert got == ({"message": "hi"}, observation, reward, done, metadata, 10.0, 0.5)
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward, ep.end_reason) == (1, reward, "done" if done else None)
 
 
 def test_records_the_database_cannot_take_are_kept_not_dropped(db_path: Path) -> None:

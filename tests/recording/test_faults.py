@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
+from openenv.envs.echo import EchoAction, EchoEnv
 from openenv.recording import (
+    SCHEMA_VERSION,
     EpisodeFilter,
     EpisodeStore,
     RecordingError,
@@ -24,11 +26,12 @@ from openenv.recording import (
     StoreBusyError,
     StoreCorruptError,
     StoreFullError,
+    record,
 )
 from openenv.recording.schema import ensure_schema, read_version
 from tests._require import require
 
-from .conftest import fill, hold_write_lock
+from .conftest import fill, hold_write_lock, stored_steps
 
 WRITER = Path(__file__).with_name("writer_proc.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -98,13 +101,37 @@ def test_migration_runs_in_order_and_bumps_version(store: EpisodeStore) -> None:
     def add_rating(conn) -> None:  # noqa: ANN001
         conn.exec_driver_sql("ALTER TABLE episode ADD COLUMN rating INTEGER")
 
-    assert store.write(lambda c: ensure_schema(c, target=2, migrations={1: add_rating})) == 2
-    assert store.write(read_version) == 2
+    now = SCHEMA_VERSION
+    assert store.write(lambda c: ensure_schema(c, target=now + 1, migrations={now: add_rating})) == now + 1
+    assert store.write(read_version) == now + 1
     assert "rating" in {c["name"] for c in inspect(store.engine).get_columns("episode")}
     assert store.get_episode(eid).step_count == 3
     with pytest.raises(SchemaVersionError, match="no migration"):
-        store.write(lambda c: ensure_schema(c, target=3, migrations={}))
-    assert store.write(read_version) == 2  # the failed migration rolled back
+        store.write(lambda c: ensure_schema(c, target=now + 2, migrations={}))
+    assert store.write(read_version) == now + 1  # the failed migration rolled back
+
+
+def test_a_first_release_store_gains_step_chunks_and_keeps_its_steps(db_path: Path, echo_url: str) -> None:
+    """Schema 1 had no ``step_chunk`` table: opening such a store adds it (and nothing else
+    changes), after which wire steps are recorded into it."""
+    with EpisodeStore(db_path) as s:
+        (old,) = fill(s)
+    con = sqlite3.connect(db_path)
+    con.execute("DROP TABLE step_chunk")
+    con.execute("UPDATE recording_meta SET value = '1' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with EpisodeStore(db_path) as s:
+        assert s.write(read_version) == SCHEMA_VERSION == 2
+        assert [x.index for x in s.load_steps(old)] == [0, 1, 2, 3]
+        with record(EchoEnv(base_url=echo_url).sync(), store=s) as env:
+            env.reset()
+            env.step(EchoAction(message="after the upgrade"))
+            new = env.episode_id
+        assert s.load_steps(new)[1].observation == {"echoed_message": "after the upgrade", "message_length": 17}
+    con = sqlite3.connect(db_path)
+    assert stored_steps(con, new) == 2 and con.execute("SELECT COUNT(*) FROM step_chunk").fetchone() == (1,)
+    con.close()
 
 
 def test_disk_full_is_a_clear_error_and_keeps_earlier_steps(tmp_path: Path) -> None:
@@ -223,7 +250,7 @@ def test_killed_script_keeps_journaled_steps_no_commit_could_reach(db_path: Path
         if con.in_transaction:
             con.execute("COMMIT")
     # at most the reset step got in (the episode start is journaled too: its commit races the lock)
-    assert con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone()[0] <= 1
+    assert stored_steps(con, eid) <= 1
     con.close()
     journals = list(Path(str(db_path) + ".steps").glob("*.jnl"))
     assert len(journals) == 1 and journals[0].stat().st_size > 0

@@ -19,6 +19,8 @@ from openenv.recording import EpisodeStore, StoreFullError, record, rerun, rerun
 from openenv.recording.journal import parse_journal
 from tests.server_utils import running_server
 
+from .conftest import stored_steps
+
 
 class RollAction(Action):
     sides: int = 6
@@ -99,7 +101,7 @@ def test_step_is_durable_when_it_returns(db_path: Path, echo_url: str, journal: 
     def committed(eid: str) -> int:  # a separate connection, as another process would see it
         con = sqlite3.connect(db_path)
         try:
-            return con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone()[0]
+            return stored_steps(con, eid)
         finally:
             con.close()
 
@@ -165,7 +167,7 @@ def test_rerun_deterministic_then_diverging(store: EpisodeStore, dice_url: str) 
 
 def test_async_rerun_with_typed_actions_finds_tampered_reward(db_path: Path, echo_url: str) -> None:
     async def go() -> Any:
-        with EpisodeStore(db_path) as store:
+        with EpisodeStore(db_path, journal=False) as store:  # step rows, for the tampering below
             async with record(EchoEnv(base_url=echo_url), store=store) as env:
                 await env.reset(seed=1)
                 for msg in ("a", "bb", "ccc"):
@@ -295,7 +297,7 @@ def test_sync_view_of_a_recording_client_still_records(store: EpisodeStore, echo
 
 
 def test_rerun_reports_done_divergence_and_short_episodes(db_path: Path, echo_url: str) -> None:
-    with EpisodeStore(db_path) as store:
+    with EpisodeStore(db_path, journal=False) as store:  # step rows, for the tampering below
         with record(GenericEnvClient(base_url=echo_url).sync(), store=store) as env:
             env.reset()
             only_reset = env.episode_id
@@ -317,7 +319,7 @@ def test_commit_every_batches_steps_and_flushes_at_boundaries(db_path: Path, ech
     def stored(eid: str) -> int:
         con = sqlite3.connect(db_path)
         try:
-            return con.execute("SELECT COUNT(*) FROM step WHERE episode_id = ?", (eid,)).fetchone()[0]
+            return stored_steps(con, eid)
         finally:
             con.close()
 

@@ -166,6 +166,19 @@ def build_big_store(path: Path, episodes: int, long_steps: int) -> tuple[Episode
     return store, eid
 
 
+def journal_long_episode(store: EpisodeStore, steps: int) -> str:
+    """An episode of ``steps`` echo steps journaled as a recording client does (wire texts)."""
+    run = store.create_run(env_name="echo", label="wire")
+    eid = store.start_episode(run, observation={"echoed_message": ""})
+    for i in range(1, steps + 1):
+        request = b'{"type":"step","data":{"message":"message %d"},"request_id":%d}' % (i, i)
+        reply = (b'{"type":"observation","data":{"observation":{"echoed_message":"message %d","message_length":%d},'
+                 b'"reward":0.1,"done":false,"metadata":{"step":%d}},"request_id":%d}') % (i, 8 + len(str(i)), i, i)
+        store.journal_wire(eid.encode(), i, time.time(), 0.3, 0.1, False, request, reply)
+    store.flush()
+    return eid
+
+
 def timed(fn, repeat: int = 7) -> float:  # noqa: ANN001
     best = float("inf")
     for _ in range(repeat):
@@ -186,10 +199,15 @@ def reads(tmp: Path) -> None:
     )
     steps_page = timed(lambda: store.load_steps(eid, start=5000, limit=100))
     steps_all = timed(lambda: store.load_steps(eid), repeat=3)
+    wire_eid = journal_long_episode(store, 10_000)
+    wire_page = timed(lambda: store.load_steps(wire_eid, start=5000, limit=100))
+    wire_all = timed(lambda: store.load_steps(wire_eid), repeat=3)
     print(f"  reference: get_episode (primary-key lookup) {ref:.2f} ms")
     print(f"  100k episodes, first page of 50: {first:.2f} ms ({first / ref:.1f}x reference); "
           f"second page {second:.2f} ms; filtered (env+finished+min_return) {filt:.2f} ms")  # fmt: skip
     print(f"  10k-step episode: page of 100 steps {steps_page:.2f} ms; all 10,001 steps {steps_all:.1f} ms")
+    print(f"  10k-step episode recorded from the wire (step chunks): page of 100 steps {wire_page:.2f} ms; "
+          f"all 10,001 steps {wire_all:.1f} ms")  # fmt: skip
     store.close()
 
 

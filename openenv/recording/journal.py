@@ -140,7 +140,7 @@ class StepJournal:
         self, episode_id: bytes, idx: int, t: float, latency_ms: float, reward: float | None, done: bool,
         request: bytes, reply: bytes,
     ) -> None:  # fmt: skip
-        """Make one step durable as its wire texts (the committer turns them into a row)."""
+        """Make one step durable as its wire texts (the committer stores them in a step chunk)."""
         self._put(fmt.pack_step(episode_id, idx, t, latency_ms, reward, done, request, reply))
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:

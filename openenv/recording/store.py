@@ -304,7 +304,7 @@ class EpisodeStore:
     ) -> None:  # fmt: skip
         """Make one step durable from its wire texts (the step request and the server's reply, as
         sent and received; the episode id as ASCII bytes) and the reward and done the client parsed
-        from them; only for journaled stores (``journaled``): the committer derives the row."""
+        from them; only for journaled stores (``journaled``): the committer stores it in a step chunk."""
         journal = self._journal  # a forked child starts with none (``track_for_fork``)
         if journal is None:
             journal = self._step_journal()

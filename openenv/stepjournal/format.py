@@ -12,9 +12,10 @@ Records: ``u32 length, u32 crc32, u32 lap`` + payload; the checksum (seeded with
 the payload. A header of zeros ends the records written so far. A record whose lap or checksum
 does not match is not there (yet). Payload kinds (first byte):
 
-* ``S`` a step as it crossed the wire: episode id, index, time, latency, the reward and done the
-  client parsed from the reply, then the step request text and the server's reply text, exactly as
-  sent and received (``pack_step``).
+* ``S`` a step as it crossed the wire: ``STEP_HEAD`` (kind, id length, flags ``HAS_REWARD`` and
+  ``DONE``, index, time, latency, reward, request and reply lengths), then the episode id, the
+  step request text and the server's reply text, exactly as sent and received (``pack_step``).
+  The committer stores these payloads as they are in ``step_chunk.data`` (``wire_steps.py``).
 * ``W`` the same without reward and done (the first ring release wrote these; still read).
 * ``R`` step rows already serialised: a JSON list of rows, each the ``step`` columns in order.
 * ``E`` an episode end: JSON ``{"episode_id", "end", "t"}``.

@@ -168,7 +168,10 @@ def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
         if eid not in existing:
             continue
         top = max(raw.execute(_TOP_ROW, (eid,)).fetchone()[0] or 0, raw.execute(_TOP_CHUNK, (eid,)).fetchone()[0] or 0)
-        mine = [w for w in mine if w[1] > top] if mine[0][1] <= top else mine
+        if mine[0][1] <= top:  # offered before (a replay, or a retried batch): only what is above
+            mine = [w for w in mine if w[1] > top]
+            if not mine:
+                continue
         for part in _parts(mine):
             raw.execute(_INSERT_CHUNK, (eid, part[0][1], part[-1][1], b"".join(w[2] for w in part)))
         fresh += mine
@@ -178,6 +181,9 @@ def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
 
 def _parts(steps: list[WireStep]) -> Iterator[list[WireStep]]:
     """``steps`` cut into chunks of at most ``MAX_CHUNK_STEPS`` steps and about ``MAX_CHUNK_BYTES``."""
+    if len(steps) <= wire_steps.MAX_CHUNK_STEPS and sum(len(w[2]) for w in steps) <= wire_steps.MAX_CHUNK_BYTES:
+        yield steps  # the usual case: one chunk
+        return
     part: list[WireStep] = []
     size = 0
     for w in steps:

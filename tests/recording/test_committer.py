@@ -247,3 +247,31 @@ def test_a_store_dropped_without_close_still_gets_its_steps_committed(db_path: P
         assert _indexes(again, eid) == list(range(51))
         _write(again, eid, 51, 1)  # starts a committer, which reaps the old one
         assert not Path(f"/proc/{pid}").exists()
+
+
+def test_chunks_split_large_batches_and_a_partly_committed_batch_adds_only_the_rest(db_path: Path) -> None:
+    """A batch longer than a chunk is cut (``MAX_CHUNK_STEPS``); offered again after part of it
+    was committed, only the steps above the stored ones are added; pages read across chunks."""
+    from openenv.stepjournal import committer, wire_steps
+
+    with EpisodeStore(db_path, journal=False) as store:
+        run = store.create_run(env_name="echo")
+        eid = store.start_episode(run, observation={})
+    n = wire_steps.MAX_CHUNK_STEPS * 2 + 100
+    records = [fmt.pack_step(eid.encode(), i, float(i), 0.1, 0.5, i == n, b'{"data":{"m":%d}}' % i,
+                             b'{"data":{"observation":{"o":%d},"reward":0.5,"done":false}}' % i)
+               for i in range(1, n + 1)]  # fmt: skip
+    entries = committer.decode(records)
+    raw = committer.connect(str(db_path), 5000)
+    committer.commit(raw, entries[:700])
+    committer.commit(raw, entries)
+    spans = raw.execute("SELECT first_idx, last_idx FROM step_chunk ORDER BY first_idx").fetchall()
+    raw.close()
+    assert spans == [(1, 512), (513, 700), (701, 1124)]
+    with EpisodeStore(db_path) as store:
+        ep = store.get_episode(eid)
+        assert (ep.step_count, ep.total_reward, ep.end_reason) == (n, 0.5 * n, "done")
+        assert [s.index for s in store.load_steps(eid)] == list(range(n + 1))
+        page = store.load_steps(eid, start=480, limit=100)
+        assert [s.index for s in page] == list(range(480, 580)) and page[40].action == {"m": 520}
+        assert [s.index for s in store.load_steps(eid, start=1120)] == [1120, 1121, 1122, 1123, 1124]

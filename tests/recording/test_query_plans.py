@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from openenv.recording import EpisodeFilter, EpisodeStore
-from openenv.recording.models import Episode, Step
+from openenv.recording.models import Episode, Step, StepChunk
 from openenv.recording.queries import _LIST_COLUMNS
 
 from .conftest import fill
@@ -42,3 +42,11 @@ def test_step_page_is_a_primary_key_range(store: EpisodeStore) -> None:
     stmt = select(st).where(st.c.episode_id == eid, st.c.idx >= 2).order_by(st.c.idx).limit(100)
     plan = _plan(store, stmt)
     assert "PRIMARY KEY" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_chunk_reads_walk_the_episode_s_chunks_in_order(store: EpisodeStore) -> None:
+    (eid,) = fill(store, steps=5)
+    ch = StepChunk.__table__
+    stmt = select(ch.c.data).where(ch.c.episode_id == eid, ch.c.last_idx >= 2).order_by(ch.c.first_idx)
+    plan = _plan(store, stmt)
+    assert "sqlite_autoindex_step_chunk_1" in plan and "TEMP B-TREE" not in plan, plan

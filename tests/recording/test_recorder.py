@@ -7,6 +7,7 @@ import contextlib
 import random
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -348,3 +349,22 @@ def test_commit_every_batches_steps_and_flushes_at_boundaries(db_path: Path, ech
             eid = env.episode_id
             assert stored(eid) == 4
         assert stored(eid) == 6 and store.get_episode(eid).step_count == 5
+
+
+def test_large_steps_are_recorded_exactly_one_chunk_each(db_path: Path, echo_url: str) -> None:
+    """Steps of about 1.5 MB (the message, echoed back) go through the journal and into chunks
+    of their own (a chunk holds about 1 MB), and read back byte for byte."""
+    messages = [uuid.uuid4().hex * 24_000 + str(i) for i in range(4)]  # 768 kB each way
+    with EpisodeStore(db_path) as store:
+        with record(EchoEnv(base_url=echo_url).sync(), store=store) as env:
+            env.reset()
+            for message in messages:
+                env.step(EchoAction(message=message))
+            eid = env.episode_id
+        steps = store.load_steps(eid)
+        assert [s.observation["echoed_message"] for s in steps[1:]] == messages
+        assert [s.action["message"] for s in steps[1:]] == messages
+    con = sqlite3.connect(db_path)
+    assert con.execute("SELECT first_idx, last_idx FROM step_chunk ORDER BY first_idx").fetchall() == [
+        (i, i) for i in range(1, 5)]  # fmt: skip
+    con.close()

@@ -11,8 +11,9 @@
    as it is paid once per client, not per step), with the CPU time per step of the client, the
    server and the store's committer process (``/proc``). ``--all-modes`` adds commit-per-step
    (``journal=False``) and ``commit_every=16``.
-2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode:
-   one page of 100 steps and the whole episode.
+2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode
+   stored as step rows and one journaled from the wire (step chunks): one page of 100 steps and
+   the whole episode.
 Prints ratios against the reference measured in the same run; it asserts nothing.
 """
 

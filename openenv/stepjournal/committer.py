@@ -57,7 +57,7 @@ def decode(payloads: list[bytes]) -> list[Any]:
         if kind == _STEP:  # the hot path: only the fixed head is read
             _, n, flags, idx, t, _, reward, _, _ = unpack_step(payload)
             key = payload[head : head + n]
-            eid = ids.get(key) or ids.setdefault(key, key.decode())
+            eid = ids.get(key) or ids.setdefault(key, _text(key))
             append(new(WireStep, (eid, idx, payload, t, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE)))
         elif kind == _WIRE:  # written by the first ring release: no reward and done in the record
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)

@@ -84,12 +84,19 @@ def test_our_tables_without_version_are_refused(db_path: Path) -> None:
         EpisodeStore(db_path)
 
 
-def test_foreign_tables_are_left_alone(db_path: Path) -> None:
+def _sql(db_path: Path, *statements: str) -> None:
+    """Run ``statements`` on the file in one transaction, as another program would."""
     con = sqlite3.connect(db_path)
-    con.execute("CREATE TABLE notes (x TEXT)")
-    con.execute("INSERT INTO notes VALUES ('keep')")
-    con.commit()
-    con.close()
+    try:
+        for statement in statements:
+            con.execute(statement)
+        con.commit()
+    finally:
+        con.close()
+
+
+def test_foreign_tables_are_left_alone(db_path: Path) -> None:
+    _sql(db_path, "CREATE TABLE notes (x TEXT)", "INSERT INTO notes VALUES ('keep')")
     with EpisodeStore(db_path) as s:
         fill(s)
     assert sqlite3.connect(db_path).execute("SELECT x FROM notes").fetchall() == [("keep",)]
@@ -116,11 +123,7 @@ def test_a_first_release_store_gains_step_chunks_and_keeps_its_steps(db_path: Pa
     changes), after which wire steps are recorded into it."""
     with EpisodeStore(db_path) as s:
         (old,) = fill(s)
-    con = sqlite3.connect(db_path)
-    con.execute("DROP TABLE step_chunk")
-    con.execute("UPDATE recording_meta SET value = '1' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
+    _sql(db_path, "DROP TABLE step_chunk", "UPDATE recording_meta SET value = '1' WHERE key = 'schema_version'")
     with EpisodeStore(db_path) as s:
         assert s.write(read_version) == SCHEMA_VERSION == 2
         assert [x.index for x in s.load_steps(old)] == [0, 1, 2, 3]

@@ -211,8 +211,10 @@ def load_steps(
 
 def _chunk_steps(conn: Connection, episode_id: str, start: int, limit: int | None) -> Iterator[wire_steps.ChunkStep]:
     """The chunked steps ``start``.. of an episode, in order (at least ``limit`` of them if there are)."""
-    c = _CHUNK.c
-    stmt = select(c.data).where(c.episode_id == episode_id, c.last_idx >= start).order_by(c.first_idx)
+    c = _CHUNK.c  # chunks of an episode hold disjoint, increasing index ranges: seek to the one with ``start``
+    holding = select(func.max(c.first_idx)).where(c.episode_id == episode_id, c.first_idx <= start).scalar_subquery()
+    stmt = (select(c.data).where(c.episode_id == episode_id, c.first_idx >= func.coalesce(holding, 0),
+                                 c.last_idx >= start).order_by(c.first_idx))  # fmt: skip
     found = 0
     for (data,) in conn.execute(stmt):
         for step in wire_steps.iter_chunk(bytes(data)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 
@@ -50,3 +52,32 @@ def test_chunk_reads_walk_the_episode_s_chunks_in_order(store: EpisodeStore) -> 
     stmt = select(ch.c.data).where(ch.c.episode_id == eid, ch.c.last_idx >= 2).order_by(ch.c.first_idx)
     plan = _plan(store, stmt)
     assert "sqlite_autoindex_step_chunk_1" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_a_step_page_seeks_to_the_chunk_that_holds_its_start(db_path: Path) -> None:
+    """An episode stepped slowly has a chunk per step: a page near its end must not read them all."""
+    from sqlalchemy import event
+
+    from openenv.stepjournal import committer
+    from openenv.stepjournal import format as fmt
+
+    with EpisodeStore(db_path, journal=False) as s:
+        eid = s.start_episode(s.create_run(env_name="echo"), observation={})
+    raw = committer.connect(str(db_path), 5000)
+    for i in range(1, 301):
+        record = fmt.pack_step(eid.encode(), i, float(i), 0.1, None, False, b'{"data":{"m":%d}}' % i, b'{"data":{}}')
+        committer.commit(raw, committer.decode([record]))
+    raw.close()
+    with EpisodeStore(db_path) as s:
+        plans: list[str] = []
+
+        def explain(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001, PLR0913
+            if "step_chunk" in statement and not statement.startswith("EXPLAIN"):
+                rows = cursor.connection.execute("EXPLAIN QUERY PLAN " + statement, parameters).fetchall()
+                plans.append(" | ".join(row[-1] for row in rows))
+
+        event.listen(s.engine, "before_cursor_execute", explain)
+        page = s.load_steps(eid, start=250, limit=10)
+        assert [x.index for x in page] == list(range(250, 260)) and page[0].action == {"m": 250}
+        assert plans and all("USING INDEX sqlite_autoindex_step_chunk_1 (episode_id=? AND first_idx>?)" in p
+                             for p in plans), plans  # fmt: skip

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from openenv.recording import EpisodeFilter, EpisodeNotFoundError, EpisodeStore
+from openenv.envs.echo import EchoAction, EchoEnv
+from openenv.recording import EpisodeFilter, EpisodeNotFoundError, EpisodeStore, record
 
 from .conftest import fill
 
@@ -109,6 +110,20 @@ def test_delete_and_missing(any_store: EpisodeStore) -> None:
     assert any_store.load_steps(ids[0]) == []
     with pytest.raises(EpisodeNotFoundError):
         any_store.set_notes("nope", "x")
+
+
+def test_deleting_wire_recorded_episodes_removes_their_chunks(store: EpisodeStore, echo_url: str) -> None:
+    with record(EchoEnv(base_url=echo_url).sync(), store=store) as env:
+        for _ in range(2):
+            env.reset()
+            env.step(EchoAction(message="x"))
+        kept = env.episode_id
+    gone = [e.id for e in store.iter_episodes() if e.id != kept]
+    chunks = "SELECT episode_id FROM step_chunk"
+    assert sorted(r[0] for r in store.write(lambda c: c.exec_driver_sql(chunks).all())) == sorted(gone + [kept])
+    assert store.delete_episodes(gone) == 1
+    assert [r[0] for r in store.write(lambda c: c.exec_driver_sql(chunks).all())] == [kept]
+    assert [s.index for s in store.load_steps(kept)] == [0, 1] and store.load_steps(gone[0]) == []
 
 
 def test_unserialisable_observation_is_marked(store: EpisodeStore) -> None:

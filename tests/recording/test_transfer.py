@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from openenv.envs.echo import EchoAction, EchoEnv
 from openenv.recording import (
     EpisodeFilter,
     EpisodeStore,
@@ -17,6 +18,7 @@ from openenv.recording import (
     export_parquet,
     import_jsonl,
     import_parquet,
+    record,
 )
 
 from .conftest import fill
@@ -135,3 +137,22 @@ def test_export_streams_with_progress(store: EpisodeStore, tmp_path: Path) -> No
     n = export_jsonl(store, tmp_path / "big.jsonl", on_progress=lambda done, total: seen.append(done))
     assert n == 120 and seen == list(range(1, 121))
     assert len((tmp_path / "big.jsonl").read_text().splitlines()) == 120
+
+
+def test_wire_recorded_episodes_round_trip_and_replace_their_chunks(
+    store: EpisodeStore, echo_url: str, tmp_path: Path
+) -> None:
+    """Episodes recorded from the wire (kept in step chunks) export like any other; importing
+    them gives step rows with the same content, and replacing them drops their chunks."""
+    with record(EchoEnv(base_url=echo_url).sync(), store=store, label="wire") as env:
+        env.reset(seed=2)
+        for message in ("a", "\u00e9t\u00e9", "c" * 300):
+            env.step(EchoAction(message=message))
+    path = tmp_path / "wire.jsonl"
+    assert export_jsonl(store, path) == 1
+    with EpisodeStore(tmp_path / "copy.db") as copy:
+        assert import_jsonl(copy, path).imported == 1
+        assert _dump(copy) == path.read_text(encoding="utf-8")
+    assert import_jsonl(store, path, on_conflict="replace").imported == 1
+    assert store.write(lambda c: c.exec_driver_sql("SELECT COUNT(*) FROM step_chunk").scalar()) == 0
+    assert _dump(store) == path.read_text(encoding="utf-8")

@@ -105,7 +105,8 @@ def pack_step(
 ) -> bytes:  # fmt: skip
     """An ``S`` payload (the episode id as ASCII bytes)."""
     flags = (DONE if done else 0) | (0 if reward is None else HAS_REWARD)
-    head = STEP_HEAD.pack(b"S", len(episode_id), flags, idx, t, latency_ms, reward or 0.0, len(request), len(reply))
+    head = STEP_HEAD.pack(b"S", len(episode_id), flags, idx, t, latency_ms, 0.0 if reward is None else reward,
+                          len(request), len(reply))  # fmt: skip
     return b"".join((head, episode_id, request, reply))
 
 

@@ -28,7 +28,7 @@ from urllib.parse import quote
 import orjson
 
 from . import format as fmt
-from . import sqlite_steps
+from . import sqlite_steps, wire_steps
 from .sqlite_steps import WireStep
 
 __all__ = ["LINGER_S", "RETRY_S", "decode", "main", "run"]
@@ -61,7 +61,7 @@ def decode(payloads: list[bytes]) -> list[Any]:
             append(new(WireStep, (eid, idx, payload, t, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE)))
         elif kind == _WIRE:  # written by the first ring release: no reward and done in the record
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
-            reward, done = sqlite_steps.reply_outcome(_text(reply))
+            reward, done = wire_steps.outcome(reply)
             record = fmt.pack_step(eid.encode(), idx, t, latency, reward, done, request, reply)
             append(WireStep(eid, idx, record, t, reward, done))
         elif kind == _ROWS:

@@ -18,11 +18,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-import orjson
-
 from . import wire_steps
 
-__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay", "reply_outcome"]
+__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -58,16 +56,6 @@ class WireStep(NamedTuple):
     t: float
     reward: float | None  # where step rows have them too (``_counters`` reads both alike)
     done: bool
-
-
-def reply_outcome(reply: str) -> tuple[float | None, bool]:
-    """The reward and done of a step reply text (for journal records that do not carry them)."""
-    try:
-        data = orjson.loads(reply).get("data") or {}
-        reward = data.get("reward")
-        return (None if reward is None else float(reward)), data.get("done") is True
-    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-        return None, False
 
 
 class _NotAllNew(Exception):
@@ -220,13 +208,11 @@ def _append_all_new(raw: sqlite3.Connection, rows: list[Any]) -> int | None:
 def replay(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> int:
     """Insert the rows not in the store yet, row by row, with their episode's counters; rows of
     deleted episodes are dropped. Returns how many were new."""
-    exists: dict[str, bool] = {}
+    existing = _existing(raw, list({values[0] for values in rows}))
     new = 0
     for values in rows:
         eid, idx, reward, done, t = values[0], values[1], values[4], values[5], values[8]
-        if eid not in exists:
-            exists[eid] = raw.execute("SELECT 1 FROM episode WHERE id = ?", (eid,)).fetchone() is not None
-        if not exists[eid] or raw.execute(_INSERT_NEW, tuple(values)).rowcount != 1:
+        if eid not in existing or raw.execute(_INSERT_NEW, tuple(values)).rowcount != 1:
             continue
         new += 1
         raw.execute(_BUMP_MAX, (idx, reward, reward, eid))

@@ -17,7 +17,7 @@ import orjson
 
 from . import format as fmt
 
-__all__ = ["MAX_CHUNK_BYTES", "MAX_CHUNK_STEPS", "ChunkStep", "iter_chunk", "values"]
+__all__ = ["MAX_CHUNK_BYTES", "MAX_CHUNK_STEPS", "ChunkStep", "iter_chunk", "outcome", "values"]
 
 MAX_CHUNK_STEPS = 512  # a chunk row holds at most this many steps...
 MAX_CHUNK_BYTES = 1 << 20  # ...and about this many bytes (one larger step still goes alone)
@@ -66,6 +66,17 @@ def values(request: bytes | str, reply: bytes | str) -> tuple[Any, Any, Any]:
         return action, observation, data.get("metadata") or None
     except (orjson.JSONDecodeError, AttributeError):  # never expected: the client parsed it
         return action, _marker("wire reply", reply), None
+
+
+def outcome(reply: bytes | str) -> tuple[float | None, bool]:
+    """The reward and done of a step from its reply text (for journal records that do not carry
+    them: ``W`` records)."""
+    try:
+        data = orjson.loads(reply).get("data") or {}
+        reward = data.get("reward")
+        return (None if reward is None else float(reward)), data.get("done") is True
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return None, False
 
 
 def _marker(what: str, text: bytes | str) -> dict[str, str]:

@@ -180,13 +180,13 @@ def test_a_chunked_wire_step_reads_back_whole(
 ) -> None:
     """The committer stores a wire step in a chunk, its texts as journaled; reading it back picks
     the action, observation and metadata out of them (odd replies included) and counts it."""
-    from openenv.stepjournal import committer, sqlite_steps
+    from openenv.stepjournal import committer, wire_steps
 
     with EpisodeStore(db_path, journal=False) as store:
         run = store.create_run(env_name="echo")
         eid = store.start_episode(run, observation={})
     request = b'{"type":"step","data":{"message":"hi"},"request_id":3}'
-    assert sqlite_steps.reply_outcome(reply) == (reward, done)  # how W records of the last release read
+    assert wire_steps.outcome(reply) == (reward, done)  # how W records of the last release read
     entries = committer.decode([fmt.pack_step(eid.encode(), 1, 10.0, 0.5, reward, done, request, reply.encode())])
     raw = committer.connect(str(db_path), 5000)
     committer.commit(raw, entries)

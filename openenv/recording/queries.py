@@ -13,7 +13,7 @@ from sqlalchemy.sql import ColumnElement
 
 from openenv.stepjournal import wire_steps
 
-from .errors import EpisodeNotFoundError, RecordingError
+from .errors import EpisodeNotFoundError, RecordingError, StoreCorruptError
 from .jsonable import loads
 from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
@@ -213,16 +213,22 @@ def _chunk_steps(conn: Connection, episode_id: str, start: int, limit: int | Non
     """The chunked steps ``start``.. of an episode, in order (at least ``limit`` of them if there are)."""
     c = _CHUNK.c  # chunks of an episode hold disjoint, increasing index ranges: seek to the one with ``start``
     holding = select(func.max(c.first_idx)).where(c.episode_id == episode_id, c.first_idx <= start).scalar_subquery()
-    stmt = (select(c.data).where(c.episode_id == episode_id, c.first_idx >= func.coalesce(holding, 0),
-                                 c.last_idx >= start).order_by(c.first_idx))  # fmt: skip
+    stmt = (select(c.first_idx, c.last_idx, c.data).where(c.episode_id == episode_id,
+            c.first_idx >= func.coalesce(holding, 0), c.last_idx >= start).order_by(c.first_idx))  # fmt: skip
     found = 0
-    for (data,) in conn.execute(stmt):
-        for step in wire_steps.iter_chunk(bytes(data)):
-            if step.idx >= start:
-                yield step
-                found += 1
-        if limit is not None and found >= limit:
-            return
+    for first, last, data in conn.execute(stmt):
+        try:
+            for step in wire_steps.iter_chunk(bytes(data)):
+                if step.idx >= start:
+                    yield step
+                    found += 1
+                    if limit is not None and found >= limit:
+                        return
+        except ValueError as exc:
+            raise StoreCorruptError(
+                f"the stored steps {first}..{last} of episode {episode_id} are damaged ({exc}); "
+                "pages before the damage still read"
+            ) from None
 
 
 def resolve_id(conn: Connection, prefix: str) -> str:

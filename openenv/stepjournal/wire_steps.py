@@ -38,14 +38,17 @@ class ChunkStep(NamedTuple):
 
 
 def iter_chunk(data: bytes) -> Iterator[ChunkStep]:
-    """The steps of a ``step_chunk.data`` blob, in order (stops at a record cut short)."""
+    """The steps of a ``step_chunk.data`` blob, in order; ``ValueError`` where it is damaged (a
+    record cut short or not a step), after the steps before that point."""
     at, end = 0, len(data)
-    while at + _HEAD.size <= end:
+    while at < end:
+        if at + _HEAD.size > end:
+            raise ValueError(f"a step record cut short at byte {at} of {end}")
         kind, n, flags, idx, t, latency, reward, n_req, n_rep = _HEAD.unpack_from(data, at)
         body = at + _HEAD.size + n
         stop = body + n_req + n_rep
         if kind != b"S" or stop > end:
-            return
+            raise ValueError(f"no whole step record at byte {at} of {end}")
         yield ChunkStep(idx, t, latency, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE,
                         data[body : body + n_req], data[body + n_req : stop])  # fmt: skip
         at = stop

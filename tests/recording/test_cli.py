@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from openenv.cli.main import cli
@@ -135,3 +136,28 @@ def test_entry_point_subprocess(db_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["env_name"] == "echo"
+
+
+def test_a_damaged_step_chunk_is_a_clear_error(db_path: Path) -> None:
+    """A step chunk cut short (a file damaged outside our control) is named, not half read:
+    ``StoreCorruptError`` from the read that reaches it, a clear message from the CLI; the pages
+    before it still read."""
+    from openenv.recording import StoreCorruptError
+    from openenv.stepjournal import committer
+    from openenv.stepjournal import format as fmt
+
+    with EpisodeStore(db_path, journal=False) as s:
+        eid = s.start_episode(s.create_run(env_name="echo"), observation={})
+    raw = committer.connect(str(db_path), 5000)
+    for first in (1, 11):
+        records = [fmt.pack_step(eid.encode(), i, 1.0, 0.1, 0.5, False, b'{"data":{"m":%d}}' % i,
+                                 b'{"data":{"observation":{"o":%d}}}' % i) for i in range(first, first + 10)]  # fmt: skip
+        committer.commit(raw, committer.decode(records))
+    raw.execute("UPDATE step_chunk SET data = substr(data, 1, length(data) - 7) WHERE first_idx = 11")
+    raw.close()
+    with EpisodeStore(db_path) as s:
+        assert [x.index for x in s.load_steps(eid, limit=15)] == list(range(15))
+        with pytest.raises(StoreCorruptError, match=f"steps 11..20 of episode {eid} are damaged"):
+            s.load_steps(eid)
+    code, out, err = run(db_path, "show", eid, "--limit", "50")
+    assert code != 0 and "steps 11..20" in err and "Traceback" not in out + err

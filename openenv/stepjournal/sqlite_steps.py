@@ -62,15 +62,16 @@ class _NotAllNew(Exception):
     """Some rows were in the store already (a journal committed twice): take the careful path."""
 
 
-def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[Sequence[Any]], list[dict[str, Any]]]:
-    """Inserts, steps (rows and ``WireStep``s, in order) and ends."""
+def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[WireStep], list[Sequence[Any]], list[dict[str, Any]]]:
+    """Inserts, ``WireStep``s, step rows (each in order) and ends, in one pass."""
     inserts: list[Insert] = []
-    steps: list[Any] = []
+    wires: list[WireStep] = []
+    rows: list[Any] = []
     ends: list[dict[str, Any]] = []
     for e in entries:
         kind = e.__class__
-        (inserts if kind is Insert else ends if kind is dict else steps).append(e)
-    return inserts, steps, ends
+        (wires if kind is WireStep else inserts if kind is Insert else ends if kind is dict else rows).append(e)
+    return inserts, wires, rows, ends
 
 
 def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
@@ -83,24 +84,30 @@ def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
 
 
 def _counters(raw: sqlite3.Connection, steps: Sequence[Sequence[Any]]) -> None:
-    """One counter update per episode (rewards summed in step order), then the ends of ``done``
-    steps (rows and ``WireStep``s alike: episode id, idx, reward and done are in the same places)."""
+    """``_episode_counters`` for each episode of ``steps`` (rows and ``WireStep``s alike: episode
+    id, idx, reward and done are in the same places)."""
     per_episode: dict[str, list[Sequence[Any]]] = {}
     for step in steps:
         per_episode.setdefault(step[0], []).append(step)
     for eid, mine in per_episode.items():
-        last = max(step[1] for step in mine)
-        rewards = [step[4] for step in mine if step[4] is not None]
-        if rewards:
-            (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
-            for reward in rewards:
-                total = (0 if total is None else total) + reward
-            raw.execute(_SET_COUNTS_MAX, (last, total, eid))
-        else:
-            raw.execute(_BUMP_TO, (last, eid))
-        for step in mine:
-            if step[5]:
-                raw.execute(_END, (step[3] if step.__class__ is WireStep else step[8], "done", True, eid))
+        _episode_counters(raw, eid, mine)
+
+
+def _episode_counters(raw: sqlite3.Connection, eid: str, mine: Sequence[Sequence[Any]]) -> None:
+    """One counter update for an episode's new steps (rewards summed in step order), then its end
+    if one of them is ``done``."""
+    last = max(step[1] for step in mine)
+    rewards = [step[4] for step in mine if step[4] is not None]
+    if rewards:
+        (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
+        for reward in rewards:
+            total = (0 if total is None else total) + reward
+        raw.execute(_SET_COUNTS_MAX, (last, total, eid))
+    else:
+        raw.execute(_BUMP_TO, (last, eid))
+    for step in mine:
+        if step[5]:
+            raw.execute(_END, (step[3] if step.__class__ is WireStep else step[8], "done", True, eid))
 
 
 def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
@@ -111,7 +118,9 @@ def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
 def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
     """Insert new rows (a clashing index raises ``sqlite3.IntegrityError``) and apply ends (the
     store's own writes: prepared rows, never ``WireStep``s)."""
-    inserts, rows, ends = _split(entries)
+    inserts, wires, rows, ends = _split(entries)
+    if wires:
+        raise TypeError("append takes prepared step rows; wire steps go through append_new")
     _inserts(raw, inserts)
     raw.executemany(_INSERT, rows)
     _counters(raw, rows)
@@ -121,10 +130,8 @@ def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
 def append_new(raw: sqlite3.Connection, entries: Sequence[Any]) -> int:
     """Like ``append`` but idempotent (what a journal committer needs: a batch may be offered twice,
     and its episode may have been deleted meanwhile). Returns how many steps were new."""
-    inserts, steps, ends = _split(entries)
+    inserts, wires, rows, ends = _split(entries)
     _inserts(raw, inserts)
-    wires = [s for s in steps if s.__class__ is WireStep]
-    rows = [s for s in steps if s.__class__ is not WireStep] if len(wires) < len(steps) else []
     new = _append_chunks(raw, wires) if wires else 0
     if rows:
         fresh = _append_all_new(raw, rows)
@@ -151,7 +158,7 @@ def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
     for w in wires:
         per_episode.setdefault(w[0], []).append(w)
     existing = _existing(raw, list(per_episode))
-    fresh: list[WireStep] = []
+    new = 0
     for eid, mine in per_episode.items():
         if eid not in existing:
             continue
@@ -162,9 +169,9 @@ def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
                 continue
         for part in _parts(mine):
             raw.execute(_INSERT_CHUNK, (eid, part[0][1], part[-1][1], b"".join(w[2] for w in part)))
-        fresh += mine
-    _counters(raw, fresh)
-    return len(fresh)
+        _episode_counters(raw, eid, mine)
+        new += len(mine)
+    return new
 
 
 def _parts(steps: list[WireStep]) -> Iterator[list[WireStep]]:

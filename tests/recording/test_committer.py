@@ -275,3 +275,19 @@ def test_chunks_split_large_batches_and_a_partly_committed_batch_adds_only_the_r
         page = store.load_steps(eid, start=480, limit=100)
         assert [s.index for s in page] == list(range(480, 580)) and page[40].action == {"m": 520}
         assert [s.index for s in store.load_steps(eid, start=1120)] == [1120, 1121, 1122, 1123, 1124]
+
+
+def test_the_strict_append_refuses_wire_steps(db_path: Path) -> None:
+    """``append`` (the store's own writes) takes prepared rows; a wire step is refused before
+    anything is written, not half-inserted."""
+    from openenv.stepjournal import committer, sqlite_steps
+
+    with EpisodeStore(db_path, journal=False) as store:
+        eid = store.start_episode(store.create_run(env_name="echo"), observation={})
+    (wire,) = committer.decode([fmt.pack_step(eid.encode(), 1, 1.0, 0.1, None, False, b'{"data":{}}', b'{"data":{}}')])
+    raw = committer.connect(str(db_path), 5000)
+    raw.execute("BEGIN IMMEDIATE")
+    with pytest.raises(TypeError, match="append_new"):
+        sqlite_steps.append(raw, [sqlite_steps.Insert("env_run", {"id": "x" * 32}), wire])
+    raw.execute("ROLLBACK")
+    raw.close()

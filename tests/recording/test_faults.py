@@ -186,9 +186,13 @@ def _committer_of(proc: subprocess.Popen[str]) -> int:
 
 def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-            break  # a zombie: dead, waiting for init to reap it
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:  # gone, possibly between the open and the read (ESRCH)
+            return
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return  # a zombie: dead, waiting for init to reap it
         time.sleep(0.01)
 
 

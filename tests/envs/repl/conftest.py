@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -61,3 +62,19 @@ def repl_url() -> Iterator[str]:
     app = create_app(make, REPLAction, REPLObservation, env_name="repl", web=False)
     with running_server(app) as url:
         yield url
+
+
+def pid_gone(pid: int, within_s: float = 5.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within ``within_s``; it may vanish between
+    opening its ``/proc`` file and reading it (ESRCH), which counts as gone."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):  # dead; only waiting for an init that may never reap it
+            return True
+        time.sleep(0.05)
+    return False

@@ -7,27 +7,13 @@ import time
 
 from openenv.envs.repl.identity import is_root
 from tests._require import require
-from tests.envs.repl.conftest import run
+from tests.envs.repl.conftest import pid_gone, run
 
 SECRET = "s3cret-of-session-a"
 
 
 def _pid(env) -> int:
     return int(run(env, "import os\nos.getpid()").result.stdout)
-
-
-def _gone(pid: int, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):  # dead; only waiting for an init that may never reap it
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_namespace_lives_outside_the_server(make_env) -> None:
@@ -85,7 +71,7 @@ def test_closing_kills_the_worker_and_everything_it_started(make_env) -> None:
     if is_root():  # only a per-session uid reaches a process that left the process group
         pids.append(int(escaped.result.stdout))
     env.close()
-    assert all(_gone(p) for p in pids)
+    assert all(pid_gone(p) for p in pids)
 
 
 def test_reset_starts_a_fresh_worker(make_env) -> None:
@@ -94,7 +80,7 @@ def test_reset_starts_a_fresh_worker(make_env) -> None:
     pid = _pid(env)
     run(env, "open('left-behind.txt', 'w').write('x')")
     env.reset()
-    assert _gone(pid)
+    assert pid_gone(pid)
     assert "NameError" in run(env, "old").result.exception
     assert run(env, "import os\nos.listdir('.')").result.stdout == "[]\n"
 
@@ -151,7 +137,7 @@ def test_workers_die_with_a_killed_server() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == -9
     worker_pid, server_pid = (int(v) for v in out.stdout.split())
-    assert _gone(worker_pid)
+    assert pid_gone(worker_pid)
     orphans = [e.path for e in os.scandir(tempfile.gettempdir()) if _owned_by(e.path, server_pid)]
     assert orphans, "the killed server left no parent directory (nothing to clean up?)"
     fresh = identity.Workdirs()  # the next server start removes what the dead one left

@@ -11,7 +11,7 @@ import httpx
 import websockets
 
 from openenv.envs.repl.client import REPLEnv
-from tests.envs.repl.conftest import GRACE_S, MARGIN_S, SERVER_CELL_LIMIT_S
+from tests.envs.repl.conftest import GRACE_S, MARGIN_S, SERVER_CELL_LIMIT_S, pid_gone
 
 
 def test_client_round_trip_with_final_answer(repl_url: str) -> None:
@@ -78,19 +78,6 @@ def test_gil_holding_cell_freezes_nothing_else(repl_url: str) -> None:
     asyncio.run(main())
 
 
-def _gone(pid: int, within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_disconnect_mid_cell_kills_the_worker(repl_url: str) -> None:
     async def main() -> int:
         ws_url = repl_url.replace("http://", "ws://") + "/ws"
@@ -105,7 +92,7 @@ def test_disconnect_mid_cell_kills_the_worker(repl_url: str) -> None:
 
     pid = asyncio.run(main())
     assert pid != os.getpid()
-    assert _gone(pid, within_s=GRACE_S + MARGIN_S)
+    assert pid_gone(pid, within_s=GRACE_S + MARGIN_S)
 
 
 def test_idle_reaping_kills_the_worker() -> None:
@@ -124,7 +111,7 @@ def test_idle_reaping_kills_the_worker() -> None:
         async with REPLEnv(base_url=url) as env:
             await env.reset()
             pid = int((await env.execute("import os\nos.getpid()")).observation.result.stdout)
-            assert _gone(pid, within_s=0.5 + MARGIN_S)
+            assert pid_gone(pid, within_s=0.5 + MARGIN_S)
             return pid
 
     with running_server(app) as url:

@@ -29,7 +29,7 @@ import orjson
 
 from . import format as fmt
 from . import sqlite_steps, wire_steps
-from .sqlite_steps import WireStep
+from .sqlite_steps import WireBatch
 
 __all__ = ["LINGER_S", "RETRY_S", "decode", "main", "run"]
 
@@ -42,28 +42,42 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-_STEP_HEAD = fmt.STEP_HEAD
+_SUMMARY, _TIME, _HEAD_SIZE = fmt.STEP_SUMMARY, fmt.STEP_TIME, fmt.STEP_HEAD.size
+_HAS_REWARD, _DONE = fmt.HAS_REWARD, fmt.DONE
 _STEP, _WIRE, _ROWS, _END, _INSERT = (ord(k) for k in "SWREI")
 
 
 def decode(payloads: list[bytes]) -> list[Any]:
-    """Journal payloads as ``sqlite_steps`` entries (``WireStep``s, step row tuples, end dicts,
-    ``Insert``s), in order."""
+    """Journal payloads as ``sqlite_steps`` entries, in order: a ``WireBatch`` per episode with
+    steps among them (where its first step was), step row tuples, end dicts, ``Insert``s."""
     entries: list[Any] = []
-    append, unpack_step, head, new = entries.append, _STEP_HEAD.unpack_from, _STEP_HEAD.size, tuple.__new__
-    ids: dict[bytes, str] = {}
+    append, summary, head = entries.append, _SUMMARY.unpack_from, _HEAD_SIZE
+    batches: dict[bytes, WireBatch] = {}
     for payload in payloads:
         kind = payload[0]
-        if kind == _STEP:  # the hot path: only the fixed head is read
-            _, n, flags, idx, t, _, reward, _, _ = unpack_step(payload)
+        if kind == _STEP:  # the hot path: ``WireBatch.add`` inlined, only the fixed head is read
+            n, flags, idx, reward = summary(payload)
             key = payload[head : head + n]
-            eid = ids.get(key) or ids.setdefault(key, _text(key))
-            append(new(WireStep, (eid, idx, payload, t, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE)))
+            batch = batches.get(key)
+            if batch is None:
+                batch = batches[key] = WireBatch(_text(key))
+                batch.first = idx
+                append(batch)
+            batch.records.append(payload)
+            batch.last = idx
+            if flags & _HAS_REWARD:
+                batch.rewards.append(reward)
+            if flags >= _DONE and batch.done_t is None:
+                batch.done_t = _TIME.unpack_from(payload)[0]
         elif kind == _WIRE:  # written by the first ring release: no reward and done in the record
             eid, idx, t, latency, request, reply = fmt.unpack_wire(payload)
             reward, done = wire_steps.outcome(reply)
-            record = fmt.pack_step(eid.encode(), idx, t, latency, reward, done, request, reply)
-            append(WireStep(eid, idx, record, t, reward, done))
+            key = eid.encode()
+            batch = batches.get(key)
+            if batch is None:
+                batch = batches[key] = WireBatch(eid)
+                append(batch)
+            batch.add(fmt.pack_step(key, idx, t, latency, reward, done, request, reply))
         elif kind == _ROWS:
             entries.extend(tuple(row) for row in orjson.loads(payload[1:]))
         elif kind == _END:

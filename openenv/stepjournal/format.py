@@ -42,6 +42,8 @@ __all__ = [
     "DONE",
     "HAS_REWARD",
     "STEP_HEAD",
+    "STEP_SUMMARY",
+    "STEP_TIME",
     "error_bytes",
     "error_seq",
     "HEADER",
@@ -77,6 +79,8 @@ _ERROR = struct.Struct("<III")
 _WIRE = struct.Struct("<cBIddII")  # kind, id length, index, time, latency ms, request length, reply length
 STEP_HEAD = struct.Struct("<cBBIdddII")  # kind, id length, flags, index, time, latency ms, reward, request/reply length
 HAS_REWARD, DONE = 1, 2  # flags (done is the highest: ``flags >= DONE``)
+STEP_SUMMARY = struct.Struct("<xBBI16xd")  # of a ``STEP_HEAD``: id length, flags, index, reward
+STEP_TIME = struct.Struct("<7xd")  # of a ``STEP_HEAD``: time
 _JUMP = struct.Struct("<cQ")
 FIRST_LAP = 1
 

@@ -2,9 +2,9 @@
 the journal committer. Every function runs inside the caller's transaction.
 
 Entries: a step row is the ``step`` table's columns in order (``STEP_COLUMNS``), already
-serialised; a ``WireStep`` is a step as the client journaled it (its ``S`` record: wire texts,
-reward, done), stored as is in a ``step_chunk`` row with the other steps of its episode in the
-batch (``wire_steps.py``: no JSON work when committing); an episode end is a dict
+serialised; a ``WireBatch`` is one episode's steps of a journal batch as the client journaled
+them (their ``S`` records: wire texts, reward, done), stored as they are in a ``step_chunk`` row
+(``wire_steps.py``: no JSON work when committing); an episode end is a dict
 ``{"episode_id", "end", "t"}``; an ``Insert`` is a row of another table (a run, an episode, the
 reset step that does not count as a step). Appending applies the inserts first, then the steps
 (keeping the episode's ``step_count``/``total_reward`` current and ending it on a ``done`` step),
@@ -16,11 +16,14 @@ from __future__ import annotations
 import errno
 import sqlite3
 from collections.abc import Iterator, Sequence
+from functools import reduce
+from operator import add
 from typing import Any, NamedTuple
 
+from . import format as fmt
 from . import wire_steps
 
-__all__ = ["STEP_COLUMNS", "Insert", "WireStep", "append", "append_new", "classify", "replay"]
+__all__ = ["STEP_COLUMNS", "Insert", "WireBatch", "append", "append_new", "classify", "replay"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -38,6 +41,7 @@ _INSERT_CHUNK = "INSERT INTO step_chunk (episode_id, first_idx, last_idx, data) 
 _TOP_ROW = "SELECT MAX(idx) FROM step WHERE episode_id = ?"
 _TOP_CHUNK = "SELECT MAX(last_idx) FROM step_chunk WHERE episode_id = ?"
 _TABLES = frozenset(("env_run", "episode", "step"))
+_STEP_HEAD = fmt.STEP_HEAD
 
 
 class Insert(NamedTuple):
@@ -47,30 +51,59 @@ class Insert(NamedTuple):
     row: dict[str, Any]
 
 
-class WireStep(NamedTuple):
-    """A step as the client journaled it: ``record`` is its ``S`` payload (``format.pack_step``)."""
+class WireBatch:
+    """An episode's steps of one journal batch as the client journaled them: ``records`` are their
+    ``S`` payloads (``format.pack_step``) in index order, ``rewards`` the rewards among them, in
+    order, and ``done_t`` the time of the first ``done`` step (``add`` reads all that from a
+    payload's fixed head)."""
 
-    episode_id: str
-    idx: int
-    record: bytes
-    t: float
-    reward: float | None  # where step rows have them too (``_counters`` reads both alike)
-    done: bool
+    __slots__ = ("episode_id", "records", "rewards", "first", "last", "done_t")
+
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        self.records: list[bytes] = []
+        self.rewards: list[float] = []
+        self.first = self.last = 0
+        self.done_t: float | None = None
+
+    def add(self, record: bytes) -> None:
+        """Append one ``S`` payload of this episode (the committer inlines this for speed)."""
+        _, _, flags, idx, t, _, reward, _, _ = _STEP_HEAD.unpack_from(record)
+        if not self.records:
+            self.first = idx
+        self.records.append(record)
+        self.last = idx
+        if flags & fmt.HAS_REWARD:
+            self.rewards.append(reward)
+        if flags >= fmt.DONE and self.done_t is None:
+            self.done_t = t
+
+    def above(self, top: int) -> WireBatch:
+        """The steps with an index above ``top`` (what is new when part of a batch is stored)."""
+        rest = WireBatch(self.episode_id)
+        for record in self.records:
+            if _index(record) > top:
+                rest.add(record)
+        return rest
+
+
+def _index(record: bytes) -> int:
+    return _STEP_HEAD.unpack_from(record)[3]
 
 
 class _NotAllNew(Exception):
     """Some rows were in the store already (a journal committed twice): take the careful path."""
 
 
-def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[WireStep], list[Sequence[Any]], list[dict[str, Any]]]:
-    """Inserts, ``WireStep``s, step rows (each in order) and ends, in one pass."""
+def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[WireBatch], list[Sequence[Any]], list[dict[str, Any]]]:
+    """Inserts, ``WireBatch``es, step rows (each in order) and ends, in one pass."""
     inserts: list[Insert] = []
-    wires: list[WireStep] = []
+    wires: list[WireBatch] = []
     rows: list[Any] = []
     ends: list[dict[str, Any]] = []
     for e in entries:
         kind = e.__class__
-        (wires if kind is WireStep else inserts if kind is Insert else ends if kind is dict else rows).append(e)
+        (wires if kind is WireBatch else inserts if kind is Insert else ends if kind is dict else rows).append(e)
     return inserts, wires, rows, ends
 
 
@@ -83,31 +116,26 @@ def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
         raw.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", tuple(row.values()))
 
 
-def _counters(raw: sqlite3.Connection, steps: Sequence[Sequence[Any]]) -> None:
-    """``_episode_counters`` for each episode of ``steps`` (rows and ``WireStep``s alike: episode
-    id, idx, reward and done are in the same places)."""
+def _counters(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+    """``_set_counters`` for each episode of the step ``rows``."""
     per_episode: dict[str, list[Sequence[Any]]] = {}
-    for step in steps:
-        per_episode.setdefault(step[0], []).append(step)
+    for row in rows:
+        per_episode.setdefault(row[0], []).append(row)
     for eid, mine in per_episode.items():
-        _episode_counters(raw, eid, mine)
+        done_t = next((row[8] for row in mine if row[5]), None)
+        _set_counters(raw, eid, max(row[1] for row in mine), [row[4] for row in mine if row[4] is not None], done_t)
 
 
-def _episode_counters(raw: sqlite3.Connection, eid: str, mine: Sequence[Sequence[Any]]) -> None:
-    """One counter update for an episode's new steps (rewards summed in step order), then its end
-    if one of them is ``done``."""
-    last = max(step[1] for step in mine)
-    rewards = [step[4] for step in mine if step[4] is not None]
+def _set_counters(raw: sqlite3.Connection, eid: str, last: int, rewards: list[float], done_t: float | None) -> None:
+    """One counter update for an episode's new steps (the highest index ``last``; ``rewards`` added
+    in step order, one by one), then its end if one of them was ``done`` (at ``done_t``)."""
     if rewards:
         (total,) = raw.execute("SELECT total_reward FROM episode WHERE id = ?", (eid,)).fetchone()
-        for reward in rewards:
-            total = (0 if total is None else total) + reward
-        raw.execute(_SET_COUNTS_MAX, (last, total, eid))
+        raw.execute(_SET_COUNTS_MAX, (last, reduce(add, rewards, 0 if total is None else total), eid))
     else:
         raw.execute(_BUMP_TO, (last, eid))
-    for step in mine:
-        if step[5]:
-            raw.execute(_END, (step[3] if step.__class__ is WireStep else step[8], "done", True, eid))
+    if done_t is not None:
+        raw.execute(_END, (done_t, "done", True, eid))
 
 
 def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
@@ -117,7 +145,7 @@ def _ends(raw: sqlite3.Connection, ends: Sequence[dict[str, Any]]) -> None:
 
 def append(raw: sqlite3.Connection, entries: Sequence[Any]) -> None:
     """Insert new rows (a clashing index raises ``sqlite3.IntegrityError``) and apply ends (the
-    store's own writes: prepared rows, never ``WireStep``s)."""
+    store's own writes: prepared rows, never ``WireBatch``es)."""
     inserts, wires, rows, ends = _split(entries)
     if wires:
         raise TypeError("append takes prepared step rows; wire steps go through append_new")
@@ -150,45 +178,45 @@ def _existing(raw: sqlite3.Connection, episodes: list[str]) -> set[str]:
     return found
 
 
-def _append_chunks(raw: sqlite3.Connection, wires: list[WireStep]) -> int:
+def _append_chunks(raw: sqlite3.Connection, batches: list[WireBatch]) -> int:
     """Store wire steps as chunks, one or a few per episode, with their counters. A step is new if
     its index is above every stored one of its episode (each episode's steps are journaled in
     order), so a batch offered again adds nothing; steps of deleted episodes are dropped."""
-    per_episode: dict[str, list[WireStep]] = {}
-    for w in wires:
-        per_episode.setdefault(w[0], []).append(w)
-    existing = _existing(raw, list(per_episode))
+    existing = _existing(raw, list({b.episode_id for b in batches}))
     new = 0
-    for eid, mine in per_episode.items():
-        if eid not in existing:
+    for batch in batches:
+        eid = batch.episode_id
+        if eid not in existing or not batch.records:
             continue
         top = max(raw.execute(_TOP_ROW, (eid,)).fetchone()[0] or 0, raw.execute(_TOP_CHUNK, (eid,)).fetchone()[0] or 0)
-        if mine[0][1] <= top:  # offered before (a replay, or a retried batch): only what is above
-            mine = [w for w in mine if w[1] > top]
-            if not mine:
+        if batch.first <= top:  # offered before (a replay, or a retried batch): only what is above
+            batch = batch.above(top)
+            if not batch.records:
                 continue
-        for part in _parts(mine):
-            raw.execute(_INSERT_CHUNK, (eid, part[0][1], part[-1][1], b"".join(w[2] for w in part)))
-        _episode_counters(raw, eid, mine)
-        new += len(mine)
+        for first, last, data in _parts(batch):
+            raw.execute(_INSERT_CHUNK, (eid, first, last, data))
+        _set_counters(raw, eid, batch.last, batch.rewards, batch.done_t)
+        new += len(batch.records)
     return new
 
 
-def _parts(steps: list[WireStep]) -> Iterator[list[WireStep]]:
-    """``steps`` cut into chunks of at most ``MAX_CHUNK_STEPS`` steps and about ``MAX_CHUNK_BYTES``."""
-    if len(steps) <= wire_steps.MAX_CHUNK_STEPS and sum(len(w[2]) for w in steps) <= wire_steps.MAX_CHUNK_BYTES:
-        yield steps  # the usual case: one chunk
+def _parts(batch: WireBatch) -> Iterator[tuple[int, int, bytes]]:
+    """``(first_idx, last_idx, data)`` of the chunks ``batch`` is cut into: at most
+    ``MAX_CHUNK_STEPS`` steps and about ``MAX_CHUNK_BYTES`` each."""
+    records = batch.records
+    if len(records) <= wire_steps.MAX_CHUNK_STEPS and sum(map(len, records)) <= wire_steps.MAX_CHUNK_BYTES:
+        yield batch.first, batch.last, b"".join(records)  # the usual case: one chunk
         return
-    part: list[WireStep] = []
+    part: list[bytes] = []
     size = 0
-    for w in steps:
-        if part and (len(part) >= wire_steps.MAX_CHUNK_STEPS or size + len(w[2]) > wire_steps.MAX_CHUNK_BYTES):
-            yield part
+    for record in records:
+        if part and (len(part) >= wire_steps.MAX_CHUNK_STEPS or size + len(record) > wire_steps.MAX_CHUNK_BYTES):
+            yield _index(part[0]), _index(part[-1]), b"".join(part)
             part, size = [], 0
-        part.append(w)
-        size += len(w[2])
+        part.append(record)
+        size += len(record)
     if part:
-        yield part
+        yield _index(part[0]), _index(part[-1]), b"".join(part)
 
 
 def _append_all_new(raw: sqlite3.Connection, rows: list[Any]) -> int | None:

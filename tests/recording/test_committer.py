@@ -261,10 +261,9 @@ def test_chunks_split_large_batches_and_a_partly_committed_batch_adds_only_the_r
     records = [fmt.pack_step(eid.encode(), i, float(i), 0.1, 0.5, i == n, b'{"data":{"m":%d}}' % i,
                              b'{"data":{"observation":{"o":%d},"reward":0.5,"done":false}}' % i)
                for i in range(1, n + 1)]  # fmt: skip
-    entries = committer.decode(records)
     raw = committer.connect(str(db_path), 5000)
-    committer.commit(raw, entries[:700])
-    committer.commit(raw, entries)
+    committer.commit(raw, committer.decode(records[:700]))
+    committer.commit(raw, committer.decode(records))
     spans = raw.execute("SELECT first_idx, last_idx FROM step_chunk ORDER BY first_idx").fetchall()
     raw.close()
     assert spans == [(1, 512), (513, 700), (701, 1124)]

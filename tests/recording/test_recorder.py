@@ -117,7 +117,7 @@ def test_step_is_durable_when_it_returns(db_path: Path, echo_url: str, journal: 
                     continue
                 # journaled on return (test_faults kills a script to prove it), committed a moment later
                 (journal_file,) = Path(str(db_path) + ".steps").glob("*.jnl")
-                assert parse_journal(journal_file.read_bytes(), committed_too=True)[-1][1] == i  # its index
+                assert parse_journal(journal_file.read_bytes(), committed_too=True)[-1].last == i  # its index
                 deadline = time.monotonic() + 10
                 while committed(env.episode_id) < i + 1 and time.monotonic() < deadline:
                     time.sleep(0.005)

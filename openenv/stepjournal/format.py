@@ -201,25 +201,27 @@ def scan(
     after them. ``read(offset, n)`` reads the file (``os.pread``, or a slice of its bytes)."""
     lap, at = cursor
     out: list[bytes] = []
-    append, crc32, unpack_header = out.append, zlib.crc32, HEADER.unpack_from
+    append, crc32, unpack_header, h = out.append, zlib.crc32, HEADER.unpack_from, HEADER.size
     total = 0
-    chunk, base = b"", at
+    chunk, base, size = b"", at, 0
     while total < limit:
         rel = at - base
-        if rel < 0 or rel + HEADER.size > len(chunk):
+        if rel < 0 or rel + h > size:
             chunk, base, rel = read(at, _CHUNK), at, 0
-            if len(chunk) < HEADER.size:
+            size = len(chunk)
+            if size < h:
                 break
         n, crc, rec_lap = unpack_header(chunk, rel)
         if n == 0 or rec_lap != lap or n > _MAX_RECORD:
             break
-        stop = rel + HEADER.size + n
-        if stop > len(chunk):
-            chunk, base, rel = read(at, max(_CHUNK, HEADER.size + n)), at, 0
-            stop = HEADER.size + n
-            if stop > len(chunk):
+        body = rel + h
+        stop = body + n
+        if stop > size:
+            chunk, base = read(at, max(_CHUNK, h + n)), at
+            size, body, stop = len(chunk), h, h + n
+            if stop > size:
                 break
-        payload = chunk[rel + HEADER.size : stop]
+        payload = chunk[body:stop]
         if crc32(payload, lap) != crc:
             break
         kind = payload[0]
@@ -230,7 +232,7 @@ def scan(
         else:
             append(payload)
             total += n
-            at += HEADER.size + n
+            at += h + n
     return out, Progress(lap, at)
 
 

@@ -93,7 +93,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self._ids = itertools.count(1)
         #: ``(request, reply)``: the JSON texts of the last exchange that got a non-error reply, as
         #: sent and received (recording journals them instead of serialising the step again).
-        self.last_exchange: tuple[bytes, str | bytes] | None = None
+        self.last_exchange: tuple[bytes, bytes] | None = None
 
     # -- subclass hooks -------------------------------------------------------------------
 
@@ -148,7 +148,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         try:
             if ws is not None:
                 try:
-                    await with_deadline(ws.send(dumps({"type": "close"}).decode()), 2.0)
+                    await with_deadline(ws.send(dumps({"type": "close"}), text=True), 2.0)
                 except (websockets.exceptions.WebSocketException, OSError, TimeoutError):
                     pass  # the server may already be gone; closing anyway
                 await ws.close()
@@ -220,7 +220,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         ws = self._ws
         request = dumps(message)
         try:
-            await ws.send(request.decode())
+            await ws.send(request, text=True)  # JSON bytes as a text frame, not re-encoded
             reply, raw = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
         except TimeoutError:
             if rid is None:  # no request ids: a late reply would be misread, so drop the socket
@@ -242,9 +242,9 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self.last_exchange = (request, raw)
         return reply
 
-    async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], str | bytes]:
+    async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], bytes]:
         while True:
-            raw = await ws.recv()
+            raw = await ws.recv(decode=False)  # the text frame's bytes (orjson checks the UTF-8)
             try:
                 reply = loads(raw)
             except OpenEnvError as exc:

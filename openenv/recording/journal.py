@@ -58,6 +58,8 @@ _END = bytes(fmt.HEADER.size)
 _pack_header = fmt.HEADER.pack
 _HEADER_SIZE = fmt.HEADER.size
 _error_seq = fmt.error_seq
+_crc32 = zlib.crc32
+_pack_step = fmt.pack_step
 _tl = threading.local()
 _live: dict[str, weakref.WeakSet[StepJournal]] = {}
 _live_lock = threading.Lock()
@@ -141,7 +143,7 @@ class StepJournal:
         request: bytes, reply: bytes,
     ) -> None:  # fmt: skip
         """Make one step durable as its wire texts (the committer stores them in a step chunk)."""
-        self._put(fmt.pack_step(episode_id, idx, t, latency_ms, reward, done, request, reply))
+        self._put(_pack_step(episode_id, idx, t, latency_ms, reward, done, request, reply))
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable."""
@@ -172,7 +174,7 @@ class StepJournal:
         stop = body + len(payload)
         m[stop : stop + _HEADER_SIZE] = _END
         m[body:stop] = payload
-        m[at:body] = _pack_header(len(payload), zlib.crc32(payload, lap), lap)
+        m[at:body] = _pack_header(len(payload), _crc32(payload, lap), lap)
         self._end = stop
 
     def _make_room(self, n: int) -> None:

@@ -290,3 +290,30 @@ def test_the_strict_append_refuses_wire_steps(db_path: Path) -> None:
         sqlite_steps.append(raw, [sqlite_steps.Insert("env_run", {"id": "x" * 32}), wire])
     raw.execute("ROLLBACK")
     raw.close()
+
+
+def test_decode_groups_each_episodes_steps_as_wire_batch_add_does() -> None:
+    """The committer's inlined decode of ``S`` records and ``WireBatch.add`` agree: one batch per
+    episode, where its first step was, with its records in order, the rewards that are there, the
+    first and last index and the time of the first ``done`` step; a ``W`` record joins its batch."""
+    from openenv.stepjournal import committer, sqlite_steps
+
+    a, b = b"a" * 32, b"b" * 32
+    steps = [(a, 1, 1.0, 0.5, False), (b, 1, 1.5, None, False), (a, 2, 2.0, None, True), (a, 3, 3.0, -1.0, True),
+             (b, 2, 4.0, 2.0, False)]  # fmt: skip
+    records = [fmt.pack_step(eid, i, t, 0.1, r, d, b'{"data":{}}', b'{"data":{}}') for eid, i, t, r, d in steps]
+    wire = fmt.pack_wire(b, 3, 5.0, 0.1, b'{"data":{}}', b'{"data":{"reward":1.5,"done":true}}')
+    end = fmt.pack_end("a" * 32, "closed", 6.0)
+    entries = committer.decode([*records, wire, end])
+    assert [type(e).__name__ for e in entries] == ["WireBatch", "WireBatch", "dict"]
+    for got, eid in zip(entries[:2], (a, b), strict=True):
+        want = sqlite_steps.WireBatch(eid.decode())
+        for payload in records:
+            if payload[fmt.STEP_HEAD.size : fmt.STEP_HEAD.size + 32] == eid:
+                want.add(payload)
+        if eid == b:
+            want.add(fmt.pack_step(b, 3, 5.0, 0.1, 1.5, True, b'{"data":{}}', b'{"data":{"reward":1.5,"done":true}}'))
+        assert [getattr(got, k) for k in want.__slots__] == [getattr(want, k) for k in want.__slots__]
+    assert (entries[0].first, entries[0].last, entries[0].rewards, entries[0].done_t) == (1, 3, [0.5, -1.0], 2.0)
+    assert (entries[1].first, entries[1].last, entries[1].rewards, entries[1].done_t) == (1, 3, [2.0, 1.5], 5.0)
+    assert entries[1].above(1).records == entries[1].records[1:]

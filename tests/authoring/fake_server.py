@@ -61,7 +61,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
 
     def reset(episode: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         seed = data.get("seed")
-        start = random.randrange(1000) if "random_reset" in broken or seed is None else seed * 7
+        start = random.randrange(1 << 40) if "random_reset" in broken or seed is None else seed * 7  # two alike: one in 10^12
         episode.update(value=start, steps=0, reset=True, episode_id=data.get("episode_id") or uuid.uuid4().hex)
         return observation(str(start) if "bad_value" in broken else start, None, False)
 
@@ -70,7 +70,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
         episode.setdefault("steps", 0)
         if "frozen_state" not in broken:
             episode["steps"] += 1
-        episode["value"] += int(action.get("n", 1)) + (random.randrange(1000) if "random_step" in broken else 0)
+        episode["value"] += int(action.get("n", 1)) + (random.randrange(1 << 40) if "random_step" in broken else 0)
         return observation(episode["value"], 1.0, episode["steps"] >= done_at)
 
     def state(episode: dict[str, Any]) -> dict[str, Any]:

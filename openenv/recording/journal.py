@@ -11,6 +11,11 @@ time on SQLite) commits the records every ``LINGER_S``, and at once when this pr
 writes the store. The file is a ring (``openenv/stepjournal/format.py``): the writer starts again
 at the top once the committer is past it, and the file grows only while the committer lags.
 
+An error the committer meets (a busy or full disk, a missing table) goes to the control page and
+the records stay, retried. Appends never raise it (the caller's step would be lost after the
+env took it): ``check`` raises each one once, and so does ``drain``; the recording client checks
+before every reset and step, so the env never moves on for a call that then fails.
+
 Files live in ``<db>.steps/<pid>-<random>.jnl``; the owner holds an exclusive ``flock`` on its
 file while it lives. A file whose lock can be taken belongs to a process that died: its committer
 finishes it, and the next store to open replays whatever is left (``recover``, idempotent).
@@ -161,8 +166,6 @@ class StepJournal:
         with self._lock:
             if self._closed:
                 raise RecordingError("record step: the store is closed", code="STORE_CLOSED")
-            if _error_seq(self._map) != self._error_seq:
-                self._raise_new_error()
             if self._end + _HEADER_SIZE + len(payload) > self._limit:
                 self._make_room(_HEADER_SIZE + len(payload))
             self._write(payload)
@@ -216,6 +219,15 @@ class StepJournal:
         self._map.resize(size)
         self._size = size
         self._limit = size - _RESERVE
+
+    def check(self) -> None:
+        """Raise, once, an error the committer met since the last ``check`` or ``drain`` (appends
+        never raise one: what they wrote stays and is retried); restart a committer that failed."""
+        if self._closed or _error_seq(self._map) == self._error_seq:
+            return
+        with self._lock:
+            if not self._closed and _error_seq(self._map) != self._error_seq:
+                self._raise_new_error()
 
     def _raise_new_error(self) -> None:
         found = fmt.read_error(self._map)

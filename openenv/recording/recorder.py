@@ -115,7 +115,10 @@ class _Recorder:
         return inner if stock and not self.capture_state else None
 
     def wire_ready(self) -> EnvClient | None:
-        """The wire source, cleared for the next step, if this step can be journaled from the wire."""
+        """Before a step: raise an error the store met (``EpisodeStore.check``: before the env moves,
+        so no step is lost to it); then the wire source, cleared for the step, if this step can be
+        journaled from the wire."""
+        self.store.check()
         wire = self.wire
         if wire is None or self.episode_id is None:
             return None
@@ -270,6 +273,7 @@ class RecordingEnvClient(_RecordingClient):
         self._batcher: StepBatcher | None = None
 
     async def reset(self, **kwargs: Any) -> StepResult:
+        self._rec.store.check()
         if self._rec.needs_env_info:
             self._rec.open_run(await fetch_env_info_async(self._client.base_url))
         t0 = time.perf_counter()
@@ -340,6 +344,7 @@ class SyncRecordingEnvClient(_RecordingClient):
     """A ``SyncEnvClient`` that records its episodes (build it with ``record``)."""
 
     def reset(self, **kwargs: Any) -> StepResult:
+        self._rec.store.check()
         if self._rec.needs_env_info:
             self._rec.open_run(fetch_env_info(self._client.base_url))
         t0 = time.perf_counter()

@@ -119,6 +119,14 @@ class EpisodeStore:
         if self._journal is not None and self._journal.pid == os.getpid():
             self._journal.drain()
 
+    def check(self) -> None:
+        """Raise, once, an error the journal committer met since the last ``check`` or ``flush``
+        (``StoreFullError``, ``StoreBusyError``...; what was journaled stays and is retried).
+        ``record()`` calls it before every reset and step, before the env moves on."""
+        journal = self._journal
+        if journal is not None and journal.pid == os.getpid():
+            journal.check()
+
     def __enter__(self) -> EpisodeStore:
         return self
 

@@ -219,9 +219,11 @@ def test_records_the_database_cannot_take_are_kept_not_dropped(db_path: Path) ->
         assert fmt.read_error(journal._map)[2].startswith("record step: no such table")
         con.execute("ALTER TABLE step_away RENAME TO step")
         con.close()
-        with pytest.raises(RecordingError, match="no such table"):  # reported once, at the next write
-            _write(store, eid, 4, 1)
-        _write(store, eid, 4, 2)
+        _write(store, eid, 4, 1)  # an append never raises it: the record is kept
+        with pytest.raises(RecordingError, match="no such table"):  # reported once, by check
+            store.check()
+        store.check()
+        _write(store, eid, 5, 1)
         assert _indexes(store, eid) == list(range(6))
 
 
@@ -317,3 +319,35 @@ def test_decode_groups_each_episodes_steps_as_wire_batch_add_does() -> None:
     assert (entries[0].first, entries[0].last, entries[0].rewards, entries[0].done_t) == (1, 3, [0.5, -1.0], 2.0)
     assert (entries[1].first, entries[1].last, entries[1].rewards, entries[1].done_t) == (1, 3, [2.0, 1.5], 5.0)
     assert entries[1].above(1).records == entries[1].records[1:]
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_a_commit_error_is_raised_before_the_next_step_moves_the_env(db_path: Path, echo_url: str, sync: bool) -> None:
+    """A recording client raises an error its committer met before it sends the next step (sync
+    and async clients), so no step is taken that the caller never sees, and none is left out."""
+    from openenv.recording import RecordingError
+
+    client = EchoEnv(base_url=echo_url)
+    with EpisodeStore(db_path) as store:
+        env = record(client.sync(), store=store) if sync else record(client, store=store).sync()
+        with env:
+            env.reset()
+            env.step(EchoAction(message="1"))
+            store.flush()
+            journal = _journal(store)
+            seq = fmt.error_seq(journal._map)
+            con = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+            con.execute("ALTER TABLE step_chunk RENAME TO step_chunk_away")
+            env.step(EchoAction(message="2"))  # journaled; committing it fails until the table is back
+            deadline = time.monotonic() + 10
+            while fmt.error_seq(journal._map) == seq and time.monotonic() < deadline:
+                time.sleep(0.02)
+            con.execute("ALTER TABLE step_chunk_away RENAME TO step_chunk")
+            con.close()
+            journal.drain(raise_error=False)  # committed now; the error is still to be told
+            with pytest.raises(RecordingError, match="no such table"):
+                env.step(EchoAction(message="never sent"))
+            env.step(EchoAction(message="3"))
+            eid, taken = env.episode_id, env.state().step_count
+        assert taken == 3 and _indexes(store, eid) == [0, 1, 2, 3]
+        assert [s.action for s in store.load_steps(eid)][1:] == [{"message": m} for m in "123"]

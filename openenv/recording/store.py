@@ -123,8 +123,8 @@ class EpisodeStore:
         """Raise, once, an error the journal committer met since the last ``check`` or ``flush``
         (``StoreFullError``, ``StoreBusyError``...; what was journaled stays and is retried).
         ``record()`` calls it before every reset and step, before the env moves on."""
-        journal = self._journal
-        if journal is not None and journal.pid == os.getpid():
+        journal = self._journal  # a forked child starts with none (``track_for_fork``)
+        if journal is not None:
             journal.check()
 
     def __enter__(self) -> EpisodeStore:

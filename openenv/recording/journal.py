@@ -223,7 +223,10 @@ class StepJournal:
     def check(self) -> None:
         """Raise, once, an error the committer met since the last ``check`` or ``drain`` (appends
         never raise one: what they wrote stays and is retried); restart a committer that failed."""
-        if self._closed or _error_seq(self._map) == self._error_seq:
+        try:
+            if self._closed or _error_seq(self._map) == self._error_seq:
+                return
+        except ValueError:  # closed by another thread just now
             return
         with self._lock:
             if not self._closed and _error_seq(self._map) != self._error_seq:

@@ -270,10 +270,8 @@ class StepJournal:
                 self._host.wait_ack(1.0)
         if self._closed:
             return
-        if raise_error and fmt.error_seq(self._map) != self._error_seq:
-            with self._lock:
-                if fmt.error_seq(self._map) != self._error_seq:
-                    self._raise_new_error()
+        if raise_error:
+            self.check()
 
     def close(self) -> None:
         """Commit what is pending and stop the committer; the file goes if nothing is left in it."""

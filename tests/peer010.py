@@ -39,14 +39,16 @@ def _clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _serving(python: str, module_file: Path, attr: str, extra_env: dict[str, str] | None) -> Iterator[str]:
+def _serving(python: str, module_file: Path, attr: str, *, ours: bool, extra_env: dict[str, str] | None) -> Iterator[str]:
     port = free_port()
+    env = _clean_env({"PYTHONPATH": str(ROOT)} if ours else None)
+    env.update(extra_env or {})
     proc = subprocess.Popen(
-        [python, "-P", str(SERVE), str(module_file), attr, str(port)],
-        cwd="/",
+        [python, *([] if ours else ["-P"]), str(SERVE), str(module_file), attr, str(port)],
+        cwd=str(ROOT) if ours else "/",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=_clean_env(extra_env),
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -70,44 +72,12 @@ def _serving(python: str, module_file: Path, attr: str, extra_env: dict[str, str
 
 def serving_published(module_file: Path, attr: str = "app", extra_env: dict[str, str] | None = None):
     """Serve ``module_file:attr`` with the published 0.10 in its venv; yields the base URL."""
-    return _serving(peer010_python(), module_file, attr, extra_env)
+    return _serving(peer010_python(), module_file, attr, ours=False, extra_env=extra_env)
 
 
 def serving_ours(module_file: Path, attr: str = "app", extra_env: dict[str, str] | None = None):
     """Serve ``module_file:attr`` with this repo's package in a subprocess; yields the base URL."""
-    env = {"PYTHONPATH": str(ROOT), **(extra_env or {})}
-    port_python = sys.executable
-    return _serving_with_path(port_python, module_file, attr, env)
-
-
-@contextlib.contextmanager
-def _serving_with_path(python: str, module_file: Path, attr: str, env: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [python, str(SERVE), str(module_file), attr, str(port)],
-        cwd=str(ROOT),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **env},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_healthy(url, timeout_s=60)
-        except TimeoutError:
-            proc.kill()
-            _, err = proc.communicate(timeout=10)
-            raise RuntimeError(f"{module_file.name} did not serve: {err.decode(errors='replace')[-3000:]}") from None
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
+    return _serving(sys.executable, module_file, attr, ours=True, extra_env=extra_env)
 
 
 def run_with(python: str, script: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:

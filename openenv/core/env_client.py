@@ -23,7 +23,6 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from openenv.core._deadline import with_deadline
 from openenv.core.client_types import StepResult
-from openenv.core.env_server.serialization import dumps, loads
 from openenv.core.errors import (
     ClientStateError,
     ConnectionLostError,
@@ -31,6 +30,7 @@ from openenv.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
+from openenv.core.wire import dumps, loads
 
 if TYPE_CHECKING:
     from openenv.core.sync_client import SyncEnvClient

@@ -6,7 +6,7 @@ from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from openenv.core.env_server.serialization import to_jsonable
+from openenv.core.wire import to_jsonable
 
 __all__ = ["GenericEnvClient"]
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from functools import lru_cache
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from openenv.core.errors import ActionValidationError, ProtocolError
+from openenv.core.errors import ActionValidationError
+from openenv.core.wire import adapter as _adapter
+from openenv.core.wire import dumps, loads, to_jsonable
 
 __all__ = [
     "ActionCodec",
@@ -27,43 +28,6 @@ __all__ = [
 
 _LIFTED = ("reward", "done", "metadata")
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:/[\w.\-@+]+){2,}/?")
-
-
-def loads(data: str | bytes) -> Any:
-    """Parse JSON text strictly: no NaN/Infinity, bounded nesting (orjson's 1024 levels)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise ProtocolError(f"Invalid JSON: {exc.msg}", code="INVALID_JSON") from exc
-
-
-def dumps(obj: Any) -> bytes:
-    """Serialise to JSON bytes (NaN/Infinity become null)."""
-    return orjson.dumps(obj, default=_fallback, option=orjson.OPT_NON_STR_KEYS)
-
-
-def _fallback(obj: Any) -> Any:
-    return to_jsonable(obj)
-
-
-@lru_cache(maxsize=256)
-def _adapter(cls: type) -> TypeAdapter:
-    return TypeAdapter(cls)
-
-
-def to_jsonable(obj: Any) -> Any:
-    """A JSON-compatible form of a model, dataclass, dict or scalar."""
-    if isinstance(obj, BaseModel):
-        return obj.model_dump(mode="json")
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return _adapter(type(obj)).dump_python(obj, mode="json")
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    if isinstance(obj, bytes):
-        return obj.decode("utf-8", "replace")
-    if isinstance(obj, (dict, list, str, int, float, bool)) or obj is None:
-        return obj
-    return repr(obj)
 
 
 def json_schema(cls: type | None) -> dict[str, Any]:

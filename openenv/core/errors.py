@@ -12,6 +12,7 @@
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
      ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
      │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
+     ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
 
@@ -33,6 +34,7 @@ __all__ = [
     "EnvBusyError",
     "EnvExecutionError",
     "FactoryError",
+    "LLMClientError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
@@ -119,6 +121,10 @@ class ConcurrencyConfigurationError(OpenEnvError):
                 "properly isolates session state and set SUPPORTS_CONCURRENT_SESSIONS=True."
             )
         super().__init__(message, environment_name=environment_name, max_concurrent_envs=max_concurrent_envs)
+
+
+class LLMClientError(OpenEnvError):
+    code = "LLM_ERROR"
 
 
 class ClientStateError(OpenEnvError):

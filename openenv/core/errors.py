@@ -10,6 +10,7 @@
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
+     ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
 
@@ -35,6 +36,7 @@ __all__ = [
     "ProtocolError",
     "SessionNotFoundError",
     "StepTimeoutError",
+    "ToolCallError",
     "error_from_wire",
 ]
 
@@ -100,6 +102,12 @@ class FactoryError(OpenEnvError):
 
 class SessionNotFoundError(OpenEnvError):
     code = "SESSION_ERROR"
+
+
+class ToolCallError(OpenEnvError):
+    """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
+
+    code = "TOOL_ERROR"
 
 
 class ClientStateError(OpenEnvError):

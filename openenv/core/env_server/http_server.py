@@ -205,12 +205,10 @@ class HTTPEnvServer:
     def register_routes(self, app: FastAPI) -> None:
         """Add the HTTP and WebSocket endpoints to ``app``."""
         from openenv.core.env_server.http_routes import build_http_router
-        from openenv.core.env_server.mcp_routes import build_mcp_router
         from openenv.core.env_server.ws_route import build_ws_router
 
         app.include_router(build_http_router(self))
         app.include_router(build_ws_router(self))
-        app.include_router(build_mcp_router(self))
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.sessions import Session
 
-__all__ = ["McpRpc", "build_mcp_router", "is_mcp_env", "takes_mcp_actions"]
+__all__ = ["McpRpc", "build_mcp_router", "install", "is_mcp_env", "takes_mcp_actions"]
 
 log = logging.getLogger("openenv.server")
 
@@ -275,3 +275,8 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
         return _JSON(await rpc.handle_body(body))
 
     return router
+
+
+def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
+    """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
+    app.include_router(build_mcp_router(server))

@@ -133,10 +133,7 @@ class MCPEnvironment(Environment):
     def __init__(self, mcp_server: Any, transform: Any = None) -> None:
         if not isinstance(mcp_server, FastMCP):
             raise TypeError(f"MCPEnvironment needs a fastmcp.FastMCP server, got {type(mcp_server).__name__}")
-        try:
-            super().__init__(transform=transform)  # type: ignore[call-arg]
-        except TypeError:  # an Environment base without the 0.10 constructor
-            self.transform = transform
+        super().__init__(transform=transform)
         self._check_tool_names(mcp_server)
         self.mcp_server: Any = mcp_server
         self._mcp_client: Any = None

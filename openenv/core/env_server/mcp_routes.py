@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from openenv.core.env_server.mcp_types import JsonRpcErrorCode, McpMethod
 from openenv.core.env_server.serialization import safe_error_text
 from openenv.core.errors import OpenEnvError, ProtocolError, SessionNotFoundError
 from openenv.core.wire import dumps, loads
@@ -35,24 +34,43 @@ __all__ = ["McpRpc", "build_mcp_router", "install", "is_mcp_env", "takes_mcp_act
 log = logging.getLogger("openenv.server")
 
 NOT_MCP = "Environment does not support MCP"
+_MCP_TYPES = "openenv.core.env_server.mcp_types"
+
+
+class JsonRpcErrorCode:
+    """The JSON-RPC codes used here (``mcp_types.JsonRpcErrorCode`` has the same values; not imported
+    so a plain environment's start never builds the MCP models)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    SERVER_ERROR = -32000
+
+
+class McpMethod:
+    TOOLS_LIST = "tools/list"
+    TOOLS_CALL = "tools/call"
+    SESSION_CREATE = "openenv/session/create"
+    SESSION_CLOSE = "openenv/session/close"
 
 
 class RpcError(Exception):
     """A JSON-RPC error answer."""
 
-    def __init__(self, code: JsonRpcErrorCode, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
 
 
 def takes_mcp_actions(action_cls: Any) -> bool:
     """True when an environment's action type is the base ``Action`` or an MCP action (0.10's rule)."""
-    from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
     from openenv.core.env_server.types import Action
 
     if not isinstance(action_cls, type) or not issubclass(action_cls, Action):
         return False
-    return action_cls is Action or issubclass(action_cls, (CallToolAction, ListToolsAction))
+    return action_cls is Action or any(c.__module__ == _MCP_TYPES for c in action_cls.__mro__)
 
 
 def is_mcp_env(env: Any) -> bool:
@@ -60,7 +78,7 @@ def is_mcp_env(env: Any) -> bool:
     return callable(getattr(env, "mcp_call", None)) and callable(getattr(env, "mcp_tools", None))
 
 
-def _error(code: JsonRpcErrorCode, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
+def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": int(code), "message": message, "data": data}}
 
 
@@ -140,17 +158,17 @@ class McpRpc:
         return method, params
 
     async def _dispatch(self, method: str, params: dict[str, Any], own: Session | None) -> Any:
-        if method == McpMethod.SESSION_CREATE.value:
+        if method == McpMethod.SESSION_CREATE:
             if own is not None:
                 return {"session_id": own.id}
             session = await self.server.sessions.create("mcp")
             return {"session_id": session.id}
-        if method == McpMethod.SESSION_CLOSE.value:
+        if method == McpMethod.SESSION_CLOSE:
             return await self._close_session(params, own)
-        if method == McpMethod.TOOLS_LIST.value:
+        if method == McpMethod.TOOLS_LIST:
             async with self._env_for(params, own) as (env, session):
                 return await self._list_tools(env, session)
-        if method == McpMethod.TOOLS_CALL.value:
+        if method == McpMethod.TOOLS_CALL:
             name = params.get("name")
             if not isinstance(name, str) or not name:
                 raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Missing 'name' in params (the tool to call)")

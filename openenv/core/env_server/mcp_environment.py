@@ -185,18 +185,19 @@ class MCPEnvironment(Environment):
             raise McpToolFailure(ToolErrorType.INVALID_ARGS, "Tool arguments must be a JSON object")
         task = asyncio.ensure_future(server.call_tool(name, arguments))
         try:
-            if timeout_s is None:
-                result = await asyncio.shield(task)
-            else:
-                result = await asyncio.wait_for(asyncio.shield(task), timeout_s)
-        except asyncio.TimeoutError:
-            task.add_done_callback(_consume)
-            raise McpToolFailure(
-                ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s:g} seconds", timeout_s=timeout_s
-            ) from None
+            # wait (not wait_for): a sync tool's worker thread cannot be cancelled, so an overrun
+            # call is left to finish in the background and the caller answered at the deadline.
+            await asyncio.wait((task,), timeout=timeout_s)
         except asyncio.CancelledError:
             task.add_done_callback(_consume)
             raise
+        if not task.done():
+            task.add_done_callback(_consume)
+            raise McpToolFailure(
+                ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s:g} seconds", timeout_s=timeout_s
+            )
+        try:
+            result = task.result()
         except NotFoundError:
             raise McpToolFailure(ToolErrorType.TOOL_NOT_FOUND, f"Unknown tool: {name!r}") from None
         except (FastMCPValidationError, PydanticValidationError) as exc:

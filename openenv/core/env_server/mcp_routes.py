@@ -12,7 +12,6 @@ This module imports no ``fastmcp``: an environment is MCP when it has ``mcp_tool
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from openenv.core._deadline import with_deadline
 from openenv.core.env_server.serialization import safe_error_text
 from openenv.core.errors import OpenEnvError, ProtocolError, SessionNotFoundError
 from openenv.core.wire import dumps, loads
@@ -285,7 +285,7 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
     @router.post("/mcp", include_in_schema=True, summary="MCP JSON-RPC 2.0 (tools/list, tools/call)")
     async def mcp_endpoint(request: Request) -> Response:
         try:
-            body = await asyncio.wait_for(request.body(), 30.0)
+            body = await with_deadline(request.body(), 30.0)
         except TimeoutError:
             return _JSON(_error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time"))
         if len(body) > server.max_message_bytes:

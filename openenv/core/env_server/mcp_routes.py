@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from starlette.routing import Route
 
 from openenv.core._deadline import with_deadline
 from openenv.core.env_server.serialization import safe_error_text
@@ -282,7 +283,6 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
     server.mcp = rpc  # type: ignore[attr-defined]
     router = APIRouter()
 
-    @router.post("/mcp", include_in_schema=True, summary="MCP JSON-RPC 2.0 (tools/list, tools/call)")
     async def mcp_endpoint(request: Request) -> Response:
         try:
             body = await with_deadline(request.body(), 30.0)
@@ -292,6 +292,8 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
             return _JSON(_error(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {server.max_message_bytes} bytes"))
         return _JSON(await rpc.handle_body(body))
 
+    # A plain Starlette route: FastAPI's dependency solving would cost more than the call itself.
+    router.routes.append(Route("/mcp", mcp_endpoint, methods=["POST"], name="mcp"))
     return router
 
 

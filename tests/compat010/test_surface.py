@@ -227,3 +227,13 @@ def test_create_web_interface_app_and_its_manager() -> None:
     assert isinstance(manager.env, Counter)
     with running_server(app) as url:
         assert httpx.get(url + "/web").status_code == 200
+
+
+def test_published_server_attributes() -> None:
+    server = HTTPEnvServer(Counter, Move, Seen, None, ConcurrencyConfig(max_concurrent_envs=2, session_timeout=9))
+    assert isinstance(server._env_factory(), Counter)
+    assert (server.max_concurrent_envs, server.active_sessions, server.is_concurrency_safe) == (2, 0, True)
+    assert server.get_capacity_status().available_slots == 2
+    assert server.concurrency_config == ConcurrencyConfig(max_concurrent_envs=2, session_timeout=9)
+    instance = Counter()
+    assert HTTPEnvServer(instance)._env_factory() is instance

@@ -44,6 +44,8 @@ __all__ = [
     "GenericEnvClient",
     "HTTPEnvServer",
     "LifecycleError",
+    "MCPClientBase",
+    "MCPToolClient",
     "Observation",
     "OpenEnvError",
     "ProtocolError",
@@ -54,3 +56,12 @@ __all__ = [
     "SyncEnvClient",
     "create_app",
 ]
+
+
+def __getattr__(name: str):
+    """``MCPClientBase``/``MCPToolClient`` load on first use (``openenv.core.mcp_client``), as published."""
+    if name in ("MCPClientBase", "MCPToolClient"):
+        from openenv.core import mcp_client
+
+        return getattr(mcp_client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,16 +1,15 @@
-"""OpenEnv core: environment types, the server and the clients."""
+"""OpenEnv core: environment types, the server and the clients.
+
+The client names import no server code; the server's (``create_app``, ``Environment``...) are
+imported on first use, so a training script that only drives environments stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import ClientState, EnvClient
-from openenv.core.env_server import (
-    Action,
-    Environment,
-    EnvironmentMetadata,
-    HTTPEnvServer,
-    Observation,
-    State,
-    create_app,
-)
 from openenv.core.errors import (
     ActionValidationError,
     CapacityError,
@@ -18,10 +17,12 @@ from openenv.core.errors import (
     ConnectionLostError,
     EnvBusyError,
     EnvExecutionError,
+    EpisodeLostError,
     FactoryError,
     LifecycleError,
     OpenEnvError,
     ProtocolError,
+    ReconnectFailedError,
     SessionNotFoundError,
     StepTimeoutError,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "EnvExecutionError",
     "Environment",
     "EnvironmentMetadata",
+    "EpisodeLostError",
     "FactoryError",
     "GenericEnvClient",
     "HTTPEnvServer",
@@ -47,6 +49,7 @@ __all__ = [
     "Observation",
     "OpenEnvError",
     "ProtocolError",
+    "ReconnectFailedError",
     "SessionNotFoundError",
     "State",
     "StepResult",
@@ -54,3 +57,15 @@ __all__ = [
     "SyncEnvClient",
     "create_app",
 ]
+
+_SERVER_NAMES = frozenset(("Action", "Environment", "EnvironmentMetadata", "HTTPEnvServer", "Observation", "State", "create_app"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER_NAMES:
+        from openenv.core import env_server
+
+        value = getattr(env_server, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'openenv.core' has no attribute {name!r}")

@@ -7,11 +7,13 @@
      ├── StepTimeoutError                  TIMEOUT (a step overran its deadline)
      ├── EnvBusyError                      ENV_BUSY (an overrun step is still running)
      ├── LifecycleError                    STEP_BEFORE_RESET
+     │    └── EpisodeLostError              EPISODE_LOST (the session was replaced after a drop: reset)
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
+          └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
 
 Every error subclasses ``RuntimeError`` so code written for the published client, which
 raises ``RuntimeError("Server error: ...")``, still catches ours. ``str(err)`` keeps that
@@ -29,10 +31,12 @@ __all__ = [
     "ConnectionLostError",
     "EnvBusyError",
     "EnvExecutionError",
+    "EpisodeLostError",
     "FactoryError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
+    "ReconnectFailedError",
     "SessionNotFoundError",
     "StepTimeoutError",
     "error_from_wire",
@@ -90,6 +94,12 @@ class LifecycleError(OpenEnvError):
     code = "STEP_BEFORE_RESET"
 
 
+class EpisodeLostError(LifecycleError):
+    """A step on a session that replaced one lost to a drop, restart or timeout: call ``reset``."""
+
+    code = "EPISODE_LOST"
+
+
 class CapacityError(OpenEnvError):
     code = "CAPACITY_REACHED"
 
@@ -108,6 +118,12 @@ class ClientStateError(OpenEnvError):
 
 class ConnectionLostError(OpenEnvError, ConnectionError):
     code = "CONNECTION_LOST"
+
+
+class ReconnectFailedError(ConnectionLostError):
+    """The server stayed unreachable through every reconnect attempt (``attempts``, ``waited_s``)."""
+
+    code = "RECONNECT_FAILED"
 
 
 _BY_CODE: dict[str, type[OpenEnvError]] = {

@@ -415,10 +415,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             ws = self._ws
             assert ws is not None
         if step and self._lost is not None:
-            raise EpisodeLostError(
-                f"The episode was lost ({self._lost}) and this is a new session: call reset() to start a new episode",
-                reason=self._lost,
-            )
+            raise self._episode_lost()
         rid = None
         if "request-id" in self._features:
             rid = next(self._ids)
@@ -439,9 +436,13 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             raise
         except websockets.exceptions.ConnectionClosed as exc:
             last_words = await self._last_error(ws)
+            had_episode = self._episode
             self._drop("the connection was lost")
             if last_words is not None:
                 raise last_words from None
+            if step and had_episode:  # the episode is gone whether or not this step reached it
+                await self._reopen()
+                raise self._episode_lost() from exc
             raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
         if reply.get("type") == "error":
             err = error_from_wire(reply.get("data") or {})
@@ -450,6 +451,12 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             raise err
         self.last_exchange = (request, raw)
         return reply
+
+    def _episode_lost(self) -> EpisodeLostError:
+        return EpisodeLostError(
+            f"The episode was lost ({self._lost}) and this is a new session: call reset() to start a new episode",
+            reason=self._lost,
+        )
 
     async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], bytes]:
         while True:

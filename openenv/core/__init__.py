@@ -28,6 +28,7 @@ from openenv.core.errors import (
 )
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.sync_client import SyncEnvClient
+from openenv.core.vector_client import VectorEnvClient, VectorResult
 
 __all__ = [
     "Action",
@@ -55,6 +56,8 @@ __all__ = [
     "StepResult",
     "StepTimeoutError",
     "SyncEnvClient",
+    "VectorEnvClient",
+    "VectorResult",
     "create_app",
 ]
 

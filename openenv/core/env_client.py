@@ -25,7 +25,7 @@ import itertools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
@@ -409,6 +409,11 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         return self._parse_state(reply["data"])
 
     async def _request(self, message: dict[str, Any], wait_s: float | None = None, step: bool = False) -> dict[str, Any]:
+        sent = await self._send(message, step)
+        return await self._reply(sent, wait_s, step)
+
+    async def _send(self, message: dict[str, Any], step: bool = False) -> tuple[ClientConnection, int | None, bytes]:
+        """Send one request (reconnecting first if the socket is gone); what ``_reply`` waits on."""
         ws = self._ws
         if ws is None or ws.state is not State.OPEN or self._ws_loop is not _running_loop():
             await self._reopen()
@@ -423,6 +428,15 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         request = dumps(message)
         try:
             await ws.send(request, text=True)  # JSON bytes as a text frame, not re-encoded
+        except websockets.exceptions.ConnectionClosed as exc:
+            await self._closed_under(ws, exc, step)
+        return ws, rid, request
+
+    async def _reply(self, sent: tuple[ClientConnection, int | None, bytes], wait_s: float | None = None,
+                     step: bool = False) -> dict[str, Any]:  # fmt: skip
+        """Wait for the reply to what ``_send`` sent; typed errors for error replies and losses."""
+        ws, rid, request = sent
+        try:
             reply, raw = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
         except TimeoutError:
             if rid is None:  # no request ids: a late reply would be misread, so drop the socket
@@ -435,15 +449,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
                 self._drop("a request was cancelled")
             raise
         except websockets.exceptions.ConnectionClosed as exc:
-            last_words = await self._last_error(ws)
-            had_episode = self._episode
-            self._drop("the connection was lost")
-            if last_words is not None:
-                raise last_words from None
-            if step and had_episode:  # the episode is gone whether or not this step reached it
-                await self._reopen()
-                raise self._episode_lost() from exc
-            raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
+            await self._closed_under(ws, exc, step)
         if reply.get("type") == "error":
             err = error_from_wire(reply.get("data") or {})
             if err.code in _SESSION_ENDING:
@@ -451,6 +457,18 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             raise err
         self.last_exchange = (request, raw)
         return reply
+
+    async def _closed_under(self, ws: ClientConnection, exc: Exception, step: bool) -> NoReturn:
+        """The socket closed during a request: raise what the server said last, or the loss."""
+        last_words = await self._last_error(ws)
+        had_episode = self._episode
+        self._drop("the connection was lost")
+        if last_words is not None:
+            raise last_words from None
+        if step and had_episode:  # the episode is gone whether or not this step reached it
+            await self._reopen()
+            raise self._episode_lost() from exc
+        raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
 
     def _episode_lost(self) -> EpisodeLostError:
         return EpisodeLostError(

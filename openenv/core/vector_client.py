@@ -33,6 +33,8 @@ from openenv.core.generic_client import GenericEnvClient
 __all__ = ["VectorEnvClient", "VectorResult"]
 
 _running_loop = asyncio._get_running_loop
+#: what counts as one session's failure (anything else, cancellation or a bug, propagates)
+_SESSION_ERRORS = (OpenEnvError, OSError, TimeoutError, ValueError, TypeError)
 
 
 @dataclass
@@ -155,7 +157,7 @@ class VectorEnvClient:
                 continue
             outcome = next(outcomes)
             if isinstance(outcome, BaseException):
-                if not isinstance(outcome, (OpenEnvError, OSError, TimeoutError, ValueError, TypeError)):
+                if not isinstance(outcome, _SESSION_ERRORS):
                     raise outcome  # cancellation, KeyboardInterrupt, a bug: not a session's error
                 results.append(None)
                 errors.append(outcome)
@@ -188,8 +190,11 @@ class VectorEnvClient:
         """Step session ``i`` with ``actions[i]`` (``None`` skips it); auto-reset where done."""
         if len(actions) != self.num_envs:
             raise ValueError(f"step() needs {self.num_envs} actions (None to skip a session), got {len(actions)}")
-        coros = [self._step_one(i, a) if a is not None else None for i, a in enumerate(actions)]
-        results, errors = await self._settle(coros)
+        if self._recorded:
+            coros = [self._step_one(i, a) if a is not None else None for i, a in enumerate(actions)]
+            results, errors = await self._settle(coros)
+        else:
+            results, errors = await self._step_pipelined(actions)
         resets: list[StepResult | None] = []
         if self.auto_reset:
             ended = [i for i, r in enumerate(results) if r is not None and r.done]
@@ -201,6 +206,34 @@ class VectorEnvClient:
                     if err is not None:
                         errors[i] = err
         return VectorResult(results, errors, resets)
+
+    async def _step_pipelined(self, actions: Sequence[Any]) -> tuple[list[Any], list[BaseException | None]]:
+        """Send every step, then collect every reply: the sessions run concurrently on the servers
+        without a task per session here. One deadline (the longest session timeout) covers them all."""
+        n = self.num_envs
+        results: list[Any] = [None] * n
+        errors: list[BaseException | None] = [None] * n
+        sent: list[Any] = [None] * n
+        for i, action in enumerate(actions):
+            if action is None:
+                continue
+            client = self.clients[i]
+            try:
+                sent[i] = await client._send({"type": "step", "data": client._step_payload(action)}, True)
+            except _SESSION_ERRORS as exc:
+                errors[i] = exc
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(c._message_timeout for c in self.clients)
+        for i, request in enumerate(sent):
+            if request is None:
+                continue
+            client = self.clients[i]
+            try:
+                reply = await client._reply(request, max(0.001, deadline - loop.time()), True)
+                results[i] = client._parse_result(reply["data"])
+            except _SESSION_ERRORS as exc:
+                errors[i] = exc
+        return results, errors
 
     async def state_async(self) -> list[Any]:
         """Every session's state (an exception object where one failed)."""

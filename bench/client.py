@@ -1,0 +1,128 @@
+"""Client benchmark: the training-script pattern on the echo env, ratios measured in one run.
+
+1. 64 threads, each its own sync client (``with GenericEnvClient(base_url=url) as env``):
+   ours (client + server) vs the published openenv 0.10 (its client + its server, its venv).
+2. ``VectorEnvClient`` with 64 sessions in one process, on one event loop, against our server,
+   vs our own 64-thread figure from (1).
+
+Each server is its own process on 127.0.0.1; each client side runs in its own process.
+Usage: .venv/bin/python bench/client.py [--seconds 4] [--sessions 64] [--rounds 3]
+(needs the 0.10 peer venv: OPENENV_PEER010_VENV or .cache/peer-openenv-0.10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER_VENV = Path(os.environ.get("OPENENV_PEER010_VENV", ROOT / ".cache" / "peer-openenv-0.10"))
+PEER_PY = PEER_VENV / "bin" / "python"
+THREADS = ROOT / "bench" / "peers" / "threads_client.py"
+ECHO010 = ROOT / "tests" / "client" / "echo010.py"
+SERVE_FILE = ROOT / "tests" / "peers010" / "serve_file.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(ours: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if ours:
+        env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def start_server(kind: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    if kind == "ours":
+        cmd = [sys.executable, "-m", "openenv.cli.main", "serve", "echo", "--port", str(port), "--max-sessions", "256"]
+        cwd = str(ROOT)
+    else:
+        cmd = [str(PEER_PY), "-P", str(SERVE_FILE), str(ECHO010), "app", str(port)]
+        cwd = "/"
+    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(kind == "ours"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise SystemExit(f"{kind} server did not become healthy")
+
+
+def threads_rate(python: str, url: str, sessions: int, seconds: float, ours: bool) -> float:
+    cmd = [python, *([] if ours else ["-P"]), str(THREADS), url, str(sessions), str(seconds)]
+    done = subprocess.run(cmd, cwd=str(ROOT) if ours else "/", env=_env(ours), capture_output=True, text=True,
+                          timeout=seconds + 300)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"threads client failed: {done.stderr[-2000:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return out["steps"] / out["seconds"]
+
+
+def vector_rate(url: str, sessions: int, seconds: float) -> float:
+    from openenv.core import VectorEnvClient
+
+    with VectorEnvClient(url, num_envs=sessions) as envs:
+        envs.reset()
+        actions = [{"message": f"env {i}"} for i in range(sessions)]
+        envs.step(actions)
+        began, steps, rounds = time.monotonic(), 0, 0
+        while time.monotonic() - began < seconds and rounds < 10_000_000:
+            batch = envs.step(actions)
+            if not batch.ok:
+                batch.raise_first()
+            steps += sessions
+            rounds += 1
+        return steps / (time.monotonic() - began)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="per measurement")
+    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    args = parser.parse_args()
+    if not PEER_PY.exists():
+        raise SystemExit(f"no 0.10 peer at {PEER_VENV} (scripts/peer-openenv-010)")
+    ours_proc, ours_url = start_server("ours")
+    peer_proc, peer_url = start_server("published")
+    rates: dict[str, list[float]] = {"ours": [], "published": [], "vector": []}
+    try:
+        for _ in range(max(1, args.rounds)):  # interleaved, so a busy machine weighs on all three alike
+            rates["ours"].append(threads_rate(sys.executable, ours_url, args.sessions, args.seconds, ours=True))
+            rates["published"].append(threads_rate(str(PEER_PY), peer_url, args.sessions, args.seconds, ours=False))
+            rates["vector"].append(vector_rate(ours_url, args.sessions, args.seconds))
+    finally:
+        for proc in (ours_proc, peer_proc):
+            proc.terminate()
+            proc.wait(timeout=10)
+    ours, published, vector = (statistics.median(rates[k]) for k in ("ours", "published", "vector"))
+    n = args.sessions
+    print(f"medians of {len(rates['ours'])} interleaved rounds of {args.seconds:g} s, load {os.getloadavg()[0]:.1f}")
+    print(f"{n} threads x sync client, ours (client+server):      {ours:9.0f} steps/s")
+    print(f"{n} threads x sync client, published 0.10:            {published:9.0f} steps/s")
+    print(f"VectorEnvClient, {n} sessions, one loop, our server:  {vector:9.0f} steps/s")
+    print(f"ratio ours / published 0.10 (threads):  {ours / published:5.2f}x  (target >= 1.8x)")
+    print(f"ratio vector / our threads:             {vector / ours:5.2f}x  (target >= 2.5x)")
+
+
+if __name__ == "__main__":
+    main()

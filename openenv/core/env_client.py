@@ -270,11 +270,33 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
     @classmethod
     def from_env(cls, target: str, **kwargs: Any) -> BootstrapHandle:
-        """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``) and
-        connect a client of this class to it; ``await`` the handle or call ``.sync()``."""
-        from openenv.auto import AutoEnv
+        """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``),
+        start it if needed and connect: ``await`` the handle, or call ``.sync()``. Closing the client
+        stops what was started."""
 
-        return AutoEnv.from_env(target, client_class=cls, **kwargs)
+        def build() -> EnvClient:
+            from openenv.auto import AutoEnv
+
+            return AutoEnv.from_env(target, client_class=cls, **kwargs)
+
+        async def start_async() -> EnvClient:
+            client = await asyncio.to_thread(build)
+            try:
+                await client._connect_async()
+            except BaseException:
+                await client._close_async()
+                raise
+            return client
+
+        def start_sync() -> SyncEnvClient:
+            face = build().sync()
+            try:
+                return face.connect()
+            except BaseException:
+                face.close()
+                raise
+
+        return BootstrapHandle(start_async, start_sync)
 
     # -- lifecycle ------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
+     ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
+     │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
           └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
@@ -33,12 +35,14 @@ __all__ = [
     "EnvExecutionError",
     "EpisodeLostError",
     "FactoryError",
+    "HubUnavailableError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
     "ReconnectFailedError",
     "SessionNotFoundError",
     "StepTimeoutError",
+    "TargetError",
     "error_from_wire",
 ]
 
@@ -110,6 +114,16 @@ class FactoryError(OpenEnvError):
 
 class SessionNotFoundError(OpenEnvError):
     code = "SESSION_ERROR"
+
+
+class TargetError(OpenEnvError, ValueError):
+    """A target (env name, directory, ``module:app``, image, URL) that names nothing usable."""
+
+    code = "UNKNOWN_TARGET"
+
+
+class HubUnavailableError(TargetError):
+    code = "HUB_UNAVAILABLE"
 
 
 class ClientStateError(OpenEnvError):

@@ -163,3 +163,17 @@ def test_from_docker_image_is_a_handle_for_await_and_sync(tmp_path):
 
     assert asyncio.run(main()).status() is not RuntimeStatus.RUNNING
     EchoEnv.from_docker_image("echo", provider=provider).close()  # never driven: starts nothing
+
+
+def test_the_client_path_imports_no_server_or_web_code():
+    import subprocess
+
+    code = ("import sys; import openenv.core; from openenv.core import GenericEnvClient, VectorEnvClient, EnvClient; "
+            "import openenv.core.sync_client, openenv.core.vector_client; "
+            "bad = [m for m in sys.modules if m.startswith(('openenv.core.env_server', 'webui', 'fastapi', "
+            "'starlette', 'uvicorn', 'openenv.cli'))]; print(bad); assert not bad")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from openenv.core import create_app  # the server names still import on use
+
+    assert callable(create_app)

@@ -1,11 +1,12 @@
-"""``StepResult``: what a client's ``reset``/``step`` returns; ``split_observation`` reads either wire shape."""
+"""Client value types: ``StepResult``, ``ClientState``, ``ws_url``; ``split_observation`` reads either wire shape."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-__all__ = ["StepResult", "split_observation", "step_metadata"]
+__all__ = ["ClientState", "StepResult", "split_observation", "step_metadata", "ws_url"]
 
 ObsT = TypeVar("ObsT")
 
@@ -41,3 +42,22 @@ def split_observation(payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     obs = payload.get("observation")
     fields = {k: v for k, v in obs.items() if k != "metadata"} if isinstance(obs, dict) else {}
     return fields, step_metadata(payload)
+
+
+class ClientState(enum.Enum):
+    UNOPENED = "unopened"
+    OPEN = "open"
+    DISCONNECTED = "disconnected"  # the socket was lost; the next call reconnects
+    CLOSED = "closed"
+
+
+def ws_url(base_url: str) -> str:
+    """``http(s)://host:port[/prefix]`` → ``ws(s)://host:port[/prefix]/ws``."""
+    url = base_url.rstrip("/")
+    if url.startswith("https://"):
+        url = "wss://" + url[len("https://") :]
+    elif url.startswith("http://"):
+        url = "ws://" + url[len("http://") :]
+    elif not url.startswith(("ws://", "wss://")):
+        url = "ws://" + url
+    return url if url.endswith("/ws") else url + "/ws"

@@ -20,7 +20,6 @@ as if it were the lost one). Subclasses implement ``_step_payload``, ``_parse_re
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
 import time
 from abc import ABC, abstractmethod
@@ -32,8 +31,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.protocol import State
 
 from openenv.core._deadline import with_deadline
-from openenv.core.client_handles import AutoResult, BootstrapHandle
-from openenv.core.client_types import StepResult
+from openenv.core.client_handles import AutoResult
+from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
     ClientStateError,
     ConnectionLostError,
@@ -46,9 +45,10 @@ from openenv.core.errors import (
 from openenv.core.wire import dumps, loads
 
 if TYPE_CHECKING:
+    from openenv.core.client_handles import BootstrapHandle
     from openenv.core.sync_client import SyncEnvClient
 
-__all__ = ["ClientState", "EnvClient", "is_async_client", "ws_url"]
+__all__ = ["ClientState", "EnvClient", "ws_url"]
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -57,25 +57,6 @@ StateT = TypeVar("StateT")
 _REPLY_MARGIN_S = 5.0
 _SESSION_ENDING = frozenset(("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"))
 _running_loop = asyncio._get_running_loop  # None outside a running loop (no exception to raise)
-
-
-class ClientState(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    DISCONNECTED = "disconnected"  # the socket was lost; the next call reconnects
-    CLOSED = "closed"
-
-
-def ws_url(base_url: str) -> str:
-    """``http(s)://host:port[/prefix]`` → ``ws(s)://host:port[/prefix]/ws``."""
-    url = base_url.rstrip("/")
-    if url.startswith("https://"):
-        url = "wss://" + url[len("https://") :]
-    elif url.startswith("http://"):
-        url = "ws://" + url[len("http://") :]
-    elif not url.startswith(("ws://", "wss://")):
-        url = "ws://" + url
-    return url if url.endswith("/ws") else url + "/ws"
 
 
 class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
@@ -242,7 +223,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             reconnect_timeout_s=self._reconnect_timeout,
         )
 
-    # -- factories ------------------------------------------------------------------------
+    # -- factories (``await`` the handle, or ``.sync()``) ------------------------------------
 
     @classmethod
     def from_docker_image(cls, image: str, provider: Any = None, **kwargs: Any) -> BootstrapHandle:
@@ -251,12 +232,9 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         ``await EchoEnv.from_docker_image(img)`` gives an async client, ``...from_docker_image(img).sync()``
         a blocking one. Closing the client stops the container; a failed start leaves nothing running.
         """
-        from openenv.core.containers.runtime.launch import start_client, start_client_sync
+        from openenv.core.client_factories import docker_image_handle
 
-        return BootstrapHandle(
-            lambda: start_client(cls, image, provider=provider, **kwargs),
-            lambda: start_client_sync(cls, image, provider=provider, **kwargs),
-        )
+        return docker_image_handle(cls, image, provider, kwargs)
 
     @classmethod
     def from_docker_image_sync(cls, image: str, provider: Any = None, **kwargs: Any) -> SyncEnvClient:
@@ -271,32 +249,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     @classmethod
     def from_env(cls, target: str, **kwargs: Any) -> BootstrapHandle:
         """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``),
-        start it if needed and connect: ``await`` the handle, or call ``.sync()``. Closing the client
-        stops what was started."""
+        start it if needed and connect. Closing the client stops what was started."""
+        from openenv.core.client_factories import env_handle
 
-        def build() -> EnvClient:
-            from openenv.auto import AutoEnv
-
-            return AutoEnv.from_env(target, client_class=cls, **kwargs)
-
-        async def start_async() -> EnvClient:
-            client = await asyncio.to_thread(build)
-            try:
-                await client._connect_async()
-            except BaseException:
-                await client._close_async()
-                raise
-            return client
-
-        def start_sync() -> SyncEnvClient:
-            face = build().sync()
-            try:
-                return face.connect()
-            except BaseException:
-                face.close()
-                raise
-
-        return BootstrapHandle(start_async, start_sync)
+        return env_handle(cls, target, kwargs)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -530,12 +486,3 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             await asyncio.to_thread(provider.stop_container)
 
 
-
-def is_async_client(client: Any) -> bool:
-    """Whether ``client.step`` is to be awaited: an ``EnvClient`` not bound to its blocking face, or a
-    client whose ``step`` is a coroutine function (a recording one)."""
-    if isinstance(client, EnvClient):
-        return not client._sync_bound()
-    import inspect
-
-    return inspect.iscoroutinefunction(getattr(client, "step", None))

@@ -17,7 +17,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.errors import ClientStateError
 
-__all__ = ["SyncEnvClient"]
+__all__ = ["SyncEnvClient", "is_async_client"]
 
 
 def _loop_running_here() -> bool:
@@ -124,3 +124,11 @@ class SyncEnvClient:
         if inspect.iscoroutinefunction(attr):
             return lambda *args, **kwargs: self._run(attr(*args, **kwargs))
         return attr
+
+
+def is_async_client(client: Any) -> bool:
+    """Whether ``client.step`` is to be awaited: an ``EnvClient`` not bound to its blocking face, or a
+    client whose ``step`` is a coroutine function (a recording one)."""
+    if isinstance(client, EnvClient):
+        return not client._sync_bound()
+    return inspect.iscoroutinefunction(getattr(client, "step", None))

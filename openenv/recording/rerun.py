@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from openenv.core.env_client import is_async_client
+from openenv.core.sync_client import is_async_client
 
 from .diff import Diff, diff
 from .recorder import normalise_observation

@@ -37,6 +37,15 @@ _running_loop = asyncio._get_running_loop
 _SESSION_ERRORS = (OpenEnvError, OSError, TimeoutError, ValueError, TypeError)
 
 
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """The private loop of the blocking face: uvloop's where installed (less client CPU per step)."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 @dataclass
 class VectorResult:
     """One ``reset``/``step`` over every session: entry ``i`` is session ``i``'s.
@@ -259,7 +268,7 @@ class VectorEnvClient:
     def _run(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Block on ``coro`` on the private loop (in this thread, or a helper thread if a loop runs here)."""
         if self._loop is None:
-            self._loop = asyncio.new_event_loop()
+            self._loop = _new_loop()
         if self._loop.is_closed():
             coro.close()
             raise ClientStateError("This vector client is closed; create a new one")

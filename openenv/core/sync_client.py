@@ -8,6 +8,7 @@ the wrapped client that is not named here (a typed client's own) runs blocking t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from collections.abc import Coroutine
@@ -118,6 +119,15 @@ class SyncEnvClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __del__(self) -> None:
+        """A client dropped without ``close()`` (common in 0.10-style scripts) still closes its session
+        and loop when collected, if its loop is idle in no other thread."""
+        loop = self.__dict__.get("_loop")
+        if loop is None or loop.is_closed() or loop.is_running() or self.__dict__.get("_thread") is not None:
+            return
+        with contextlib.suppress(Exception):  # a finalizer must not raise (e.g. at interpreter exit)
+            self.close()
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._client, name)

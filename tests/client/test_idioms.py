@@ -177,3 +177,17 @@ def test_the_client_path_imports_no_server_or_web_code():
     from openenv.core import create_app  # the server names still import on use
 
     assert callable(create_app)
+
+
+def test_a_client_dropped_without_close_closes_quietly(echo_url):
+    """0.10-style scripts often never close: collecting the client closes its session and loop."""
+    import gc
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = GenericEnvClient(base_url=echo_url)
+        assert env.reset().observation["echoed_message"]
+        del env
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

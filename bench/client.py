@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -67,31 +68,37 @@ def start_server(kind: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"{kind} server did not become healthy")
 
 
-def threads_rate(python: str, url: str, sessions: int, seconds: float, ours: bool) -> float:
+def server_cpu_s(proc: subprocess.Popen) -> float:
+    """CPU seconds the server process has used (user + system)."""
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def threads_rate(python: str, url: str, sessions: int, seconds: float, ours: bool) -> tuple[float, float]:
     cmd = [python, *([] if ours else ["-P"]), str(THREADS), url, str(sessions), str(seconds)]
     done = subprocess.run(cmd, cwd=str(ROOT) if ours else "/", env=_env(ours), capture_output=True, text=True,
                           timeout=seconds + 300)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"threads client failed: {done.stderr[-2000:]}")
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    return out["steps"] / out["seconds"]
+    return out["steps"] / out["seconds"], out["cpu_s"] / out["steps"] * 1e6
 
 
-def vector_rate(url: str, sessions: int, seconds: float) -> float:
+def vector_rate(url: str, sessions: int, seconds: float) -> tuple[float, float]:
     from openenv.core import VectorEnvClient
 
     with VectorEnvClient(url, num_envs=sessions) as envs:
         envs.reset()
         actions = [{"message": f"env {i}"} for i in range(sessions)]
         envs.step(actions)
-        began, steps, rounds = time.monotonic(), 0, 0
+        began, cpu, steps, rounds = time.monotonic(), time.process_time(), 0, 0
         while time.monotonic() - began < seconds and rounds < 10_000_000:
             batch = envs.step(actions)
             if not batch.ok:
                 batch.raise_first()
             steps += sessions
             rounds += 1
-        return steps / (time.monotonic() - began)
+        return steps / (time.monotonic() - began), (time.process_time() - cpu) / steps * 1e6
 
 
 def main() -> None:
@@ -105,23 +112,37 @@ def main() -> None:
     ours_proc, ours_url = start_server("ours")
     peer_proc, peer_url = start_server("published")
     rates: dict[str, list[float]] = {"ours": [], "published": [], "vector": []}
+    cpu: dict[str, list[float]] = {k: [] for k in ("ours", "published", "vector")}
+    srv: dict[str, list[float]] = {k: [] for k in ("ours", "published", "vector")}
+
+    def measure(key: str, proc: subprocess.Popen, run: Any) -> None:
+        before = server_cpu_s(proc)
+        rate, client_us = run()
+        rates[key].append(rate)
+        cpu[key].append(client_us)
+        srv[key].append((server_cpu_s(proc) - before) / (rate * args.seconds) * 1e6)
+
     try:
         for _ in range(max(1, args.rounds)):  # interleaved, so a busy machine weighs on all three alike
-            rates["ours"].append(threads_rate(sys.executable, ours_url, args.sessions, args.seconds, ours=True))
-            rates["published"].append(threads_rate(str(PEER_PY), peer_url, args.sessions, args.seconds, ours=False))
-            rates["vector"].append(vector_rate(ours_url, args.sessions, args.seconds))
+            measure("ours", ours_proc, lambda: threads_rate(sys.executable, ours_url, args.sessions, args.seconds, True))
+            measure("published", peer_proc,
+                    lambda: threads_rate(str(PEER_PY), peer_url, args.sessions, args.seconds, False))  # fmt: skip
+            measure("vector", ours_proc, lambda: vector_rate(ours_url, args.sessions, args.seconds))
     finally:
         for proc in (ours_proc, peer_proc):
             proc.terminate()
             proc.wait(timeout=10)
-    ours, published, vector = (statistics.median(rates[k]) for k in ("ours", "published", "vector"))
+    med = {k: statistics.median(v) for k, v in rates.items()}
     n = args.sessions
     print(f"medians of {len(rates['ours'])} interleaved rounds of {args.seconds:g} s, load {os.getloadavg()[0]:.1f}")
-    print(f"{n} threads x sync client, ours (client+server):      {ours:9.0f} steps/s")
-    print(f"{n} threads x sync client, published 0.10:            {published:9.0f} steps/s")
-    print(f"VectorEnvClient, {n} sessions, one loop, our server:  {vector:9.0f} steps/s")
-    print(f"ratio ours / published 0.10 (threads):  {ours / published:5.2f}x  (target >= 1.8x)")
-    print(f"ratio vector / our threads:             {vector / ours:5.2f}x  (target >= 2.5x)")
+    print(f"{'':52s} {'steps/s':>9s} {'client CPU/step':>16s} {'server CPU/step':>16s}")
+    for key, label in (("ours", f"{n} threads x sync client, ours (client+server)"),
+                       ("published", f"{n} threads x sync client, published 0.10"),
+                       ("vector", f"VectorEnvClient, {n} sessions, one loop, ours")):  # fmt: skip
+        print(f"{label:52s} {med[key]:9.0f} {statistics.median(cpu[key]):13.0f} us {statistics.median(srv[key]):13.0f} us")
+    print(f"ratio ours / published 0.10 (threads):  {med['ours'] / med['published']:5.2f}x  (target >= 1.8x)")
+    print(f"ratio vector / our threads:             {med['vector'] / med['ours']:5.2f}x  (target >= 2.5x)")
+    print(f"client CPU per step, our threads / vector: {statistics.median(cpu['ours']) / statistics.median(cpu['vector']):5.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """``python threads_client.py URL THREADS SECONDS``: the training-script pattern, one sync client per
-thread stepping an echo env; prints ``{"steps": n, "seconds": s}``. Runs with ours or 0.10's."""
+thread stepping an echo env; prints ``{"steps", "seconds", "cpu_s"}``. Runs with ours or 0.10's."""
 
 import json
 import sys
@@ -30,8 +30,8 @@ for t in pool:
     t.start()
 stop[0] = time.monotonic() + 3600
 ready.wait(timeout=120)
-began = time.monotonic()
+began, cpu = time.monotonic(), time.process_time()
 stop[0] = began + seconds
 for t in pool:
     t.join(timeout=seconds + 120)
-print(json.dumps({"steps": sum(counts), "seconds": time.monotonic() - began}))
+print(json.dumps({"steps": sum(counts), "seconds": time.monotonic() - began, "cpu_s": time.process_time() - cpu}))

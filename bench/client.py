@@ -84,10 +84,10 @@ def threads_rate(python: str, url: str, sessions: int, seconds: float, ours: boo
     return out["steps"] / out["seconds"], out["cpu_s"] / out["steps"] * 1e6
 
 
-def vector_rate(url: str, sessions: int, seconds: float) -> tuple[float, float]:
+def vector_rate(urls: list[str], sessions: int, seconds: float) -> tuple[float, float]:
     from openenv.core import VectorEnvClient
 
-    with VectorEnvClient(url, num_envs=sessions) as envs:
+    with VectorEnvClient(urls, num_envs=sessions) as envs:
         envs.reset()
         actions = [{"message": f"env {i}"} for i in range(sessions)]
         envs.step(actions)
@@ -106,14 +106,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="per measurement")
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser.add_argument("--vector-servers", type=int, default=0,
+                        help="also measure the vector client over N of our servers (sessions round-robin)")
     args = parser.parse_args()
     if not PEER_PY.exists():
         raise SystemExit(f"no 0.10 peer at {PEER_VENV} (scripts/peer-openenv-010)")
     ours_proc, ours_url = start_server("ours")
     peer_proc, peer_url = start_server("published")
-    rates: dict[str, list[float]] = {"ours": [], "published": [], "vector": []}
-    cpu: dict[str, list[float]] = {k: [] for k in ("ours", "published", "vector")}
-    srv: dict[str, list[float]] = {k: [] for k in ("ours", "published", "vector")}
+    extra = [start_server("ours") for _ in range(max(0, args.vector_servers - 1))]
+    all_urls = [ours_url] + [u for _, u in extra]
+    keys = ("ours", "published", "vector") + (("vector_n",) if args.vector_servers > 1 else ())
+    rates: dict[str, list[float]] = {k: [] for k in keys}
+    cpu: dict[str, list[float]] = {k: [] for k in keys}
+    srv: dict[str, list[float]] = {k: [] for k in keys}
 
     def measure(key: str, proc: subprocess.Popen, run: Any) -> None:
         before = server_cpu_s(proc)
@@ -127,9 +132,11 @@ def main() -> None:
             measure("ours", ours_proc, lambda: threads_rate(sys.executable, ours_url, args.sessions, args.seconds, True))
             measure("published", peer_proc,
                     lambda: threads_rate(str(PEER_PY), peer_url, args.sessions, args.seconds, False))  # fmt: skip
-            measure("vector", ours_proc, lambda: vector_rate(ours_url, args.sessions, args.seconds))
+            measure("vector", ours_proc, lambda: vector_rate([ours_url], args.sessions, args.seconds))
+            if extra:
+                measure("vector_n", ours_proc, lambda: vector_rate(all_urls, args.sessions, args.seconds))
     finally:
-        for proc in (ours_proc, peer_proc):
+        for proc in (ours_proc, peer_proc, *(p for p, _ in extra)):
             proc.terminate()
             proc.wait(timeout=10)
     med = {k: statistics.median(v) for k, v in rates.items()}
@@ -138,10 +145,16 @@ def main() -> None:
     print(f"{'':52s} {'steps/s':>9s} {'client CPU/step':>16s} {'server CPU/step':>16s}")
     for key, label in (("ours", f"{n} threads x sync client, ours (client+server)"),
                        ("published", f"{n} threads x sync client, published 0.10"),
-                       ("vector", f"VectorEnvClient, {n} sessions, one loop, ours")):  # fmt: skip
+                       ("vector", f"VectorEnvClient, {n} sessions, one loop, ours"),
+                       ("vector_n", f"VectorEnvClient, {n} sessions over {args.vector_servers} servers")):  # fmt: skip
+        if key not in med:
+            continue
         print(f"{label:52s} {med[key]:9.0f} {statistics.median(cpu[key]):13.0f} us {statistics.median(srv[key]):13.0f} us")
     print(f"ratio ours / published 0.10 (threads):  {med['ours'] / med['published']:5.2f}x  (target >= 1.8x)")
     print(f"ratio vector / our threads:             {med['vector'] / med['ours']:5.2f}x  (target >= 2.5x)")
+    if "vector_n" in med:
+        print(f"ratio vector over {args.vector_servers} servers / our threads: {med['vector_n'] / med['ours']:5.2f}x "
+              "(server CPU/step is of the first server only)")
     print(f"client CPU per step, our threads / vector: {statistics.median(cpu['ours']) / statistics.median(cpu['vector']):5.2f}x")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv.core.client_types import StepResult
+from openenv.core.client_types import StepResult, step_metadata
 from openenv.core.env_client import EnvClient
 from openenv.core.wire import to_jsonable
 
@@ -25,7 +25,11 @@ class GenericAction(dict):
 
 
 class GenericEnvClient(EnvClient[dict, dict, dict]):
-    """Actions are dicts (or models/dataclasses); observations and state come back as dicts."""
+    """Actions are dicts (or models/dataclasses); observations and state come back as dicts.
+
+    The observation is the server's dict as sent (a 0.10 server nests ``metadata`` in it);
+    ``StepResult.metadata`` is filled from either shape.
+    """
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         data = to_jsonable(action)
@@ -38,7 +42,7 @@ class GenericEnvClient(EnvClient[dict, dict, dict]):
             observation=payload.get("observation") or {},
             reward=payload.get("reward"),
             done=bool(payload.get("done", False)),
-            metadata=payload.get("metadata") or {},
+            metadata=step_metadata(payload),
         )
 
     def _parse_state(self, payload: dict[str, Any]) -> dict:

@@ -110,10 +110,10 @@ def test_the_server_other_sessions_and_other_processes_are_unkillable(served: un
             b.reset()
             assert _cell(a, "x = 41\nx + 1").result.stdout == "42\n"
             assert _cell(b, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n'still here'").result.success
-            killed = _cell(b, "import os, signal\nos.kill(-1, signal.SIGKILL)")
-            assert killed.outcome == "worker_died" and killed.namespace_lost
+            killed = _cell(b, "import os, signal\nos.kill(-1, signal.SIGKILL)")  # nothing else to signal in here
+            assert "ProcessLookupError" in (killed.result.exception or ""), killed.result.exception
             every = "import os\nfor p in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n    os.kill(p, 9)"
-            assert _cell(b, every).outcome == "worker_died"
+            assert _cell(b, every).outcome == "worker_died"  # it killed itself, and only itself
             assert _cell(b, "'b again'").result.stdout == "'b again'\n"
             assert _cell(a, "x").result.stdout == "41\n"
         assert _healthy(served.url) and served.proc.poll() is None

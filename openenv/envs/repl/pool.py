@@ -14,7 +14,6 @@ import atexit
 import logging
 import weakref
 from collections import deque
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,6 +28,8 @@ __all__ = ["POOL", "Warm", "WarmPool", "discard", "dirs", "release_later", "reti
 log = logging.getLogger("openenv.repl")
 _release_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openenv-repl-release")
 _background: set[asyncio.Future[None]] = set()
+REFILL_DELAY_S = 0.005  # lets the reset's reply leave before a replacement is forked
+CLEANUP_DELAY_S = 0.005  # the same for reaping a retired worker (it was SIGKILLed at once)
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Warm:
 
 
 class _Dirs:
-    """The server's parent working directory and worker code, made on first use."""
+    """The server's parent working directory and worker code, made on first use, removed at exit."""
 
     def __init__(self) -> None:
         self.workdirs: Workdirs | None = None
@@ -54,11 +55,6 @@ class _Dirs:
             self.lib = install_worker(self.workdirs.root)
             atexit.register(_cleanup_all, self.workdirs)
         return self.workdirs
-
-    def drop_if_unused(self, in_use: Callable[[], bool]) -> None:
-        if self.workdirs is not None and not in_use() and not POOL.idle and not POOL.filling:
-            self.workdirs.remove(self.workdirs.root)
-            self.workdirs = None
 
 
 dirs = _Dirs()
@@ -94,6 +90,7 @@ def discard(worker: WorkerProcess | None, ident: Identity, workdir: str) -> None
 
 
 async def _retire(worker: WorkerProcess | None, ident: Identity, workdir: str) -> None:
+    await asyncio.sleep(CLEANUP_DELAY_S)
     if worker is not None:
         for task in list(worker.llm_tasks):
             task.cancel()
@@ -126,24 +123,21 @@ class WarmPool:
         self.idle: deque[Warm] = deque()
         self.filling: set[asyncio.Task[None]] = set()
 
-    async def take(self, limits: Limits) -> tuple[Warm, bool]:
-        """A never-used worker for ``limits`` (``True`` if it came from the pool), then refill behind it."""
+    def take_ready(self, limits: Limits) -> Warm | None:
+        """A started, never-used worker for ``limits``, or None when none is ready (then start one cold)."""
         if limits != self.limits:
             self.flush()
             self.limits = limits
-        warm = None
-        while self.idle and warm is None:
+        while self.idle:
             candidate = self.idle.popleft()
             if candidate.worker.proc.returncode is None:
-                warm = candidate
-            else:
-                retire(candidate)
-        if warm is None:
-            warm = await start_cold(limits)
-            self.refill()
-            return warm, False
-        self.refill()
-        return warm, True
+                return candidate
+            retire(candidate)
+        return None
+
+    def refill_soon(self) -> None:
+        """Refill once the reset that took a worker has answered (so the new start does not delay it)."""
+        asyncio.get_running_loop().call_later(REFILL_DELAY_S, self.refill)
 
     def refill(self) -> None:
         """Start workers until idle plus starting ones make ``warm_workers``."""

@@ -108,24 +108,31 @@ class Sandbox:
         """Give the episode a never-used worker (the old one is killed); returns variable names."""
         if self._closed:
             raise EnvExecutionError("the REPL sandbox is closed")
-        await self._retire_current()
         self._init = {"op": "init", "context": context, "task_prompt": task_prompt, "seed": seed}
         loop = asyncio.get_running_loop()
         began = loop.time()
-        warm, self.from_pool = await POOL.take(self.limits)
+        warm = POOL.take_ready(self.limits)
+        self.from_pool = warm is not None
         try:
-            variables = await load(warm.worker, self._init, self.limits.start_timeout_s)
-        except EnvExecutionError:
-            if not self.from_pool:
-                retire(warm)
-                raise
-            retire(warm)  # a pooled worker that died while waiting: start one now
-            warm, self.from_pool = await start_cold(self.limits), False
+            if warm is None:
+                await self._retire_current()  # first: a cold start may need the uid it frees
+                warm = await start_cold(self.limits)
             try:
                 variables = await load(warm.worker, self._init, self.limits.start_timeout_s)
             except EnvExecutionError:
                 retire(warm)
-                raise
+                if not self.from_pool:
+                    raise
+                await self._retire_current()  # a pooled worker that died while waiting: start one now
+                warm, self.from_pool = await start_cold(self.limits), False
+                try:
+                    variables = await load(warm.worker, self._init, self.limits.start_timeout_s)
+                except EnvExecutionError:
+                    retire(warm)
+                    raise
+            await self._retire_current()  # the old episode's worker dies once the new one is ready
+        finally:
+            POOL.refill_soon()
         self._worker, self.ident, self.workdir = warm.worker, warm.ident, warm.workdir
         warm.worker.reader = asyncio.ensure_future(self._read(warm.worker))
         self.start_time_s = loop.time() - began
@@ -347,7 +354,6 @@ class Sandbox:
             ident, self.ident = self.ident, None
             release_later(ident)
         live_sandboxes.discard(self)
-        dirs.drop_if_unused(lambda: any(box.workdir for box in live_sandboxes))
 
     def kill_now(self) -> None:
         """Synchronous last-resort kill (interpreter exit)."""

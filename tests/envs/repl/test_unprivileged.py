@@ -201,6 +201,28 @@ def test_a_reset_takes_a_fresh_worker_never_a_used_one(served: unpriv.Served) ->
             assert out == "([], [], False)\n"
 
 
+def _sleepers(uid: int, marker: str) -> list[int]:
+    found = []
+    for pid in unpriv.pids_of(uid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_session_end_kills_processes_that_left_the_process_group(served: unpriv.Served) -> None:
+    with REPLEnv(base_url=served.url).sync() as env:
+        env.reset()
+        escape = "import subprocess\nsubprocess.Popen(['sleep', '311'], start_new_session=True).pid > 0"
+        assert _cell(env, escape).result.stdout == "True\n"
+        escaped = _sleepers(served.uid, "311")
+        assert len(escaped) == 1
+    assert all(pid_gone(p) for p in escaped)
+
+
 def test_workers_die_with_a_killed_server() -> None:
     require(unpriv.can_run_unprivileged(), "root (to drop to a test uid), setpriv and /usr/bin/python3 with venv")
     uid = unpriv.server_uid(1)

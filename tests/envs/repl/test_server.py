@@ -154,3 +154,12 @@ def test_memory_hog_leaves_server_and_other_sessions_alone(repl_url: str) -> Non
                 assert (await http.get(f"{repl_url}/health", timeout=10)).status_code == 200
 
     asyncio.run(main())
+
+
+def test_health_and_metadata_report_the_isolation_in_force(repl_url: str) -> None:
+    from openenv.envs.repl.identity import is_root
+
+    expected = "root-uids" if is_root() else "user-namespaces"
+    assert httpx.get(f"{repl_url}/health", timeout=10).json()["isolation"] == expected
+    meta = httpx.get(f"{repl_url}/metadata", timeout=10).json()
+    assert meta["isolation"] == expected and meta["warm_workers"] == 2

@@ -28,7 +28,7 @@ from pathlib import Path
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, is_root, kill_group, kill_uid
-from openenv.envs.repl.isolation import USER_NAMESPACES, bwrap_path, current_isolation
+from openenv.envs.repl.isolation import ROOT_UIDS, USER_NAMESPACES, WEAK, bwrap_path, current_isolation
 
 WORKER_FILES = ("worker.py", "worker_support.py")
 READ_LIMIT = 64 << 20
@@ -162,7 +162,7 @@ async def spawn(limits: Limits, ident: Identity, workdir: str, lib: str) -> Work
         stderr = await _drain(proc.stderr)
         detail = exc.message if isinstance(exc, EnvExecutionError) else type(exc).__name__
         raise EnvExecutionError(f"the REPL worker failed to start: {detail} {stderr}".strip()) from exc
-    hello["isolation"] = USER_NAMESPACES if namespaced else ("root-uids" if ident.uid is not None else "weak")
+    hello["isolation"] = USER_NAMESPACES if namespaced else (ROOT_UIDS if ident.uid is not None else WEAK)
     return WorkerProcess(proc, hello, group_interrupt=namespaced)
 
 

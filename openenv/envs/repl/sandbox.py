@@ -26,7 +26,16 @@ from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, kill_group, kill_uid
 from openenv.envs.repl.launch import WorkerProcess, kill, load, spawn, wait_exit
-from openenv.envs.repl.pool import POOL, dirs, discard, live_sandboxes, release_later, retire, start_cold
+from openenv.envs.repl.pool import (
+    POOL,
+    Warm,
+    dirs,
+    discard,
+    live_sandboxes,
+    release_later,
+    retire,
+    start_cold,
+)
 
 LLMHandler = Callable[[list[str], "str | None"], Awaitable[list[str]]]
 
@@ -117,19 +126,12 @@ class Sandbox:
             if warm is None:
                 await self._retire_current()  # first: a cold start may need the uid it frees
                 warm = await start_cold(self.limits)
-            try:
-                variables = await load(warm.worker, self._init, self.limits.start_timeout_s)
-            except EnvExecutionError:
-                retire(warm)
-                if not self.from_pool:
-                    raise
-                await self._retire_current()  # a pooled worker that died while waiting: start one now
+            variables = await self._load(warm, retry=self.from_pool)
+            if variables is None:  # a pooled worker that died while waiting: start one now
+                await self._retire_current()
                 warm, self.from_pool = await start_cold(self.limits), False
-                try:
-                    variables = await load(warm.worker, self._init, self.limits.start_timeout_s)
-                except EnvExecutionError:
-                    retire(warm)
-                    raise
+                variables = await self._load(warm, retry=False)
+            assert variables is not None
             await self._retire_current()  # the old episode's worker dies once the new one is ready
         finally:
             POOL.refill_soon()
@@ -137,6 +139,19 @@ class Sandbox:
         warm.worker.reader = asyncio.ensure_future(self._read(warm.worker))
         self.start_time_s = loop.time() - began
         return variables
+
+    async def _load(self, warm: Warm, *, retry: bool) -> list[str] | None:
+        """Give ``warm`` the episode; on failure retire it, then None (``retry``) or raise."""
+        try:
+            return await load(warm.worker, self._init, self.limits.start_timeout_s)
+        except EnvExecutionError:
+            retire(warm)
+            if retry:
+                return None
+            raise
+        except BaseException:  # cancelled: the taken worker must not be left running
+            retire(warm)
+            raise
 
     async def _spawn(self) -> WorkerProcess:
         """A replacement worker for this episode (same uid and directory), with the episode re-loaded."""

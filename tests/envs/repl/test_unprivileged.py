@@ -144,6 +144,15 @@ def test_another_sessions_memory_files_and_variables_are_unreachable(served: unp
         assert _cell(a, "open('mine.txt').read()").result.stdout == "'session-a-secret'\n"
 
 
+def test_sysv_ipc_is_private_to_each_sandbox(served: unpriv.Served) -> None:
+    shm = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    with REPLEnv(base_url=served.url).sync() as a, REPLEnv(base_url=served.url).sync() as b:
+        a.reset()
+        b.reset()
+        assert _cell(a, shm + "libc.shmget(0x5eed, 4096, 0o1600) >= 0").result.stdout.strip().endswith("True")
+        assert _cell(b, shm + "(libc.shmget(0x5eed, 0, 0), ctypes.get_errno())").result.stdout == "(-1, 2)\n"
+
+
 def test_nothing_of_the_project_or_home_is_visible_and_system_dirs_are_read_only(served: unpriv.Served) -> None:
     repo = str(unpriv.REPO)
     checks = (

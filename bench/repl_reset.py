@@ -73,20 +73,22 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=3)
     parser.add_argument("--gap-ms", type=float, default=40.0)
     parser.add_argument("--back-to-back", type=int, default=30)
+    parser.add_argument("--warm-workers", type=int, default=2, help="pool size of the pooled server")
     parser.add_argument("--unprivileged", action="store_true", help="serve as an ordinary uid (namespaces)")
     args = parser.parse_args()
-    with (serving({"OPENENV_REPL_WARM_WORKERS": "2"}, unprivileged=args.unprivileged, uid_offset=0) as pooled,
+    pool_size = str(args.warm_workers)
+    with (serving({"OPENENV_REPL_WARM_WORKERS": pool_size}, unprivileged=args.unprivileged, uid_offset=0) as pooled,
           serving({"OPENENV_REPL_WARM_WORKERS": "0"}, unprivileged=args.unprivileged, uid_offset=1) as cold):
         isolation = isolation_of(pooled)
         times = asyncio.run(rounds({"pool": pooled, "cold": cold}, args.episodes, args.cells, args.gap_ms / 1000))
         burst = asyncio.run(back_to_back(pooled, args.back_to_back))
     pool, none = times["pool"], times["cold"]
     print(f"isolation: {isolation}; {args.episodes} episodes of reset + {args.cells} cells + {args.gap_ms:g} ms pause")
-    print(line("warm workers (2):", pool) + "   (target p50 <= 5 ms, p99 <= 20 ms)")
+    print(line(f"warm workers ({pool_size}):", pool) + "   (target p50 <= 5 ms, p99 <= 20 ms)")
     print(line("no pool (start per reset):", none))
     print(f"  pooled / unpooled p50: {statistics.median(pool) / statistics.median(none):.2f}x")
     print(f"back to back, no pause ({args.back_to_back} resets; the pool drains):")
-    print(line("warm workers (2):", burst))
+    print(line(f"warm workers ({pool_size}):", burst))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Benchmark: REPL reset latency with warm workers beside a server that starts a worker per reset.
 
-    .venv/bin/python bench/repl_reset.py [--episodes 100] [--cells 3] [--gap-ms 40] [--unprivileged]
+    .venv/bin/python bench/repl_reset.py [--episodes 100] [--cells 3] [--gap-ms 40] [--warm-workers 2,4] [--unprivileged]
 
-Serves the REPL app twice in one run, ``OPENENV_REPL_WARM_WORKERS=2`` (the default) and ``0``,
-and drives one session on each in interleaved rounds (so the same machine load hits both):
-``reset`` (timed, client round trip over WebSocket), ``--cells`` trivial cells, then a pause of
+Serves the REPL app with ``OPENENV_REPL_WARM_WORKERS=2`` (the default; ``--warm-workers 2,4``
+for several sizes) and with ``0``, in one run, and drives one session on each in interleaved
+rounds (so the same machine load hits all): ``reset`` (timed, client round trip over WebSocket), ``--cells`` trivial cells, then a pause of
 ``--gap-ms`` standing for the agent's own work between episodes. A last phase resets the pooled
 server back to back with no pause at all, where the pool drains (resets outrun worker starts).
 ``--unprivileged`` serves as an ordinary uid (workers in bubblewrap's namespaces; needs root
@@ -73,22 +73,31 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=3)
     parser.add_argument("--gap-ms", type=float, default=40.0)
     parser.add_argument("--back-to-back", type=int, default=30)
-    parser.add_argument("--warm-workers", type=int, default=2, help="pool size of the pooled server")
+    parser.add_argument("--warm-workers", default="2", help="pool size(s) of the pooled server(s), e.g. 2,4")
     parser.add_argument("--unprivileged", action="store_true", help="serve as an ordinary uid (namespaces)")
     args = parser.parse_args()
-    pool_size = str(args.warm_workers)
-    with (serving({"OPENENV_REPL_WARM_WORKERS": pool_size}, unprivileged=args.unprivileged, uid_offset=0) as pooled,
-          serving({"OPENENV_REPL_WARM_WORKERS": "0"}, unprivileged=args.unprivileged, uid_offset=1) as cold):
-        isolation = isolation_of(pooled)
-        times = asyncio.run(rounds({"pool": pooled, "cold": cold}, args.episodes, args.cells, args.gap_ms / 1000))
-        burst = asyncio.run(back_to_back(pooled, args.back_to_back))
-    pool, none = times["pool"], times["cold"]
+    sizes = [int(v) for v in args.warm_workers.split(",")]
+    with contextlib.ExitStack() as stack:
+        urls = {f"warm workers ({n}):": stack.enter_context(
+            serving({"OPENENV_REPL_WARM_WORKERS": str(n)}, unprivileged=args.unprivileged, uid_offset=i))
+            for i, n in enumerate(sizes)}
+        cold = stack.enter_context(serving({"OPENENV_REPL_WARM_WORKERS": "0"}, unprivileged=args.unprivileged,
+                                           uid_offset=len(sizes)))
+        urls["no pool (start per reset):"] = cold
+        isolation = isolation_of(cold)
+        times = asyncio.run(rounds(urls, args.episodes, args.cells, args.gap_ms / 1000))
+        first = next(iter(urls))
+        burst = asyncio.run(back_to_back(urls[first], args.back_to_back))
+    none = times["no pool (start per reset):"]
     print(f"isolation: {isolation}; {args.episodes} episodes of reset + {args.cells} cells + {args.gap_ms:g} ms pause")
-    print(line(f"warm workers ({pool_size}):", pool) + "   (target p50 <= 5 ms, p99 <= 20 ms)")
-    print(line("no pool (start per reset):", none))
-    print(f"  pooled / unpooled p50: {statistics.median(pool) / statistics.median(none):.2f}x")
+    for label, values in times.items():
+        target = "   (target p50 <= 5 ms, p99 <= 20 ms)" if values is not none else ""
+        print(line(label, values) + target)
+    for label, values in times.items():
+        if values is not none:
+            print(f"  {label} p50 / no pool p50: {statistics.median(values) / statistics.median(none):.2f}x")
     print(f"back to back, no pause ({args.back_to_back} resets; the pool drains):")
-    print(line(f"warm workers ({pool_size}):", burst))
+    print(line(first, burst))
 
 
 if __name__ == "__main__":

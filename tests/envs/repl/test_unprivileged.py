@@ -246,8 +246,13 @@ def test_workers_die_with_a_killed_server() -> None:
             assert all(pid_gone(p) for p in workers)
 
 
-def _import_app(uid: int, extra: dict[str, str], *, no_nested_userns: bool = False) -> subprocess.CompletedProcess[str]:
-    argv = unpriv.unprivileged_command(uid, "-c", "import openenv.envs.repl.app as a; print('isolation', a.ISOLATION)")
+IMPORT_APP = "import openenv.envs.repl.app as a; print('isolation', a.ISOLATION)"
+SERVE = "import sys; from openenv.cli.main import main; sys.argv = ['openenv', 'serve', 'repl', '--port', '0']; main()"
+
+
+def _import_app(uid: int, extra: dict[str, str], *, no_nested_userns: bool = False,
+                code: str = IMPORT_APP) -> subprocess.CompletedProcess[str]:
+    argv = unpriv.unprivileged_command(uid, "-c", code)
     with unpriv.unprivileged_home(uid) as (pkg, home):
         env = unpriv.unprivileged_env(pkg, home, extra)
         if no_nested_userns:
@@ -286,6 +291,8 @@ def test_serve_refuses_to_start_where_the_kernel_refuses_user_namespaces() -> No
     assert refused.returncode == 1, refused.stderr
     assert "refusing to start" in refused.stderr and "user.max_user_namespaces = 0" in refused.stderr
     assert "OPENENV_REPL_ALLOW_WEAK_ISOLATION=1" in refused.stderr and "Traceback" not in refused.stderr
+    served = _import_app(uid, {}, no_nested_userns=True, code=SERVE)  # what a user types: openenv serve repl
+    assert served.returncode == 1 and served.stderr.startswith("openenv serve repl: refusing to start:"), served.stderr
     allowed = _import_app(uid, {"OPENENV_REPL_ALLOW_WEAK_ISOLATION": "1"}, no_nested_userns=True)
     assert allowed.returncode == 0 and allowed.stdout.strip() == "isolation weak", allowed.stderr
     fine = _import_app(uid, {})

@@ -129,3 +129,17 @@ def test_generic_env_client_of_either_side_on_either_server() -> None:
     assert all(t == first for t in transcripts.values()), transcripts
     lines = [json.loads(line) for line in first.splitlines()]
     assert lines[-2]["done"] is True and lines[-1]["state"]["history"] == [3, 6, 7]
+
+
+@pytest.mark.parametrize("module", ["rubric_env.py", "generic_env.py", "server_subclass.py"])
+def test_validate_of_either_side_passes_on_our_server(module: str) -> None:
+    """Our ``openenv validate URL`` and the published 0.10's ``openenv validate --url`` pass on each module served by ours."""
+    published_cli = str(Path(peer010_python()).parent / "openenv")
+    with serving_ours(ENVS / module) as url:
+        ours = subprocess.run([sys.executable, "-m", "openenv.cli.main", "validate", url], capture_output=True,
+                              text=True, timeout=180, cwd=str(ROOT))
+        assert ours.returncode == 0, ours.stdout[-3000:] + ours.stderr[-2000:]
+        theirs = subprocess.run([published_cli, "validate", "--url", url], capture_output=True, text=True,
+                                timeout=180, cwd="/")
+        assert theirs.returncode == 0, theirs.stdout[-3000:] + theirs.stderr[-2000:]
+        assert "Verdict: PASS" in theirs.stdout

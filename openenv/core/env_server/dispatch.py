@@ -148,8 +148,9 @@ class Dispatcher:
         *,
         timeout_s: float | None = None,
         require_reset: bool = True,
+        kwargs: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Validate and apply one action."""
+        """Validate and apply one action; ``kwargs`` (HTTP body keys, as 0.10) go to a step that accepts them."""
         if require_reset and not session.reset_done and not self.codec.is_mcp_request(action_data):
             raise LifecycleError("Step before reset: call reset first to start an episode")
         action = self.codec.parse(action_data)
@@ -157,6 +158,9 @@ class Dispatcher:
         deadline = self._deadline(timeout_s)
         traits = _traits(type(env))
         extra = {"timeout_s": deadline} if traits.step_takes_timeout and deadline else {}
+        if kwargs:
+            method = "step_async" if traits.async_step else "step"
+            extra = {**self._filter(type(env), method, {k: v for k, v in kwargs.items() if k != "timeout_s"}), **extra}
         if traits.async_step:
             obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline)
         else:

@@ -151,14 +151,15 @@ def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) ->
                     errors=[{"type": "missing", "loc": ["body", "action"], "msg": "Field required"}],
                 )
             timeout_s = parse_timeout(body.get("timeout_s"))
+            extra = {k: v for k, v in body.items() if k not in ("action", "timeout_s", "request_id")}
             sid = request.headers.get(SESSION_HEADER)
             if sid:
                 session = server.sessions.get(sid)
-                payload = await dispatcher.step(session, body["action"], timeout_s=timeout_s)
+                payload = await dispatcher.step(session, body["action"], timeout_s=timeout_s, kwargs=extra)
             else:
                 async with server.ephemeral_session() as session:
                     payload = await dispatcher.step(
-                        session, body["action"], timeout_s=timeout_s, require_reset=False
+                        session, body["action"], timeout_s=timeout_s, require_reset=False, kwargs=extra
                     )
             return _JSON(_with_request_id(payload, body))
         except OpenEnvError as err:

@@ -111,6 +111,7 @@ def subclass():
     out("state", s.send({"type": "state"}))
     s.close()
     out("http reset", http("POST", "/reset", json={"seed": 1}))
+    out("http step kwargs", http("POST", "/step", json={"action": {"add": 3}, "double": True, "metadata": None}))
 
 
 def concurrency():

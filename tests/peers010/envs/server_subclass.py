@@ -33,9 +33,9 @@ class CountEnvironment(Environment[CountAction, CountObservation, State]):
 
     def step(self, action: CountAction, timeout_s: float | None = None, **kwargs: Any) -> CountObservation:
         self._state.step_count += 1
-        self.total += action.add
+        self.total += action.add * (2 if kwargs.get("double") else 1)
         return CountObservation(total=self.total, reward=float(action.add), done=self.total >= 10,
-                                metadata={"steps": self._state.step_count})
+                                metadata={"steps": self._state.step_count, "kwargs": sorted(kwargs)})
 
     @property
     def state(self) -> State:

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from openenv.cli.targets import TargetError, load_app
+from openenv.auto import TargetError, load_app
 from openenv.core.env_server.auth import is_loopback
 
 __all__ = ["serve"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from openenv.cli.targets import TargetError, load_app, resolve_target
+from openenv.auto import TargetError, load_app, resolve_target
 from openenv.core.env_server.serialization import to_jsonable
 from openenv.core.testing import check_round_trip
 from openenv.core.testing_checks import IN_PROCESS_CHECKS, EnvUnderTest

@@ -1,16 +1,15 @@
-"""OpenEnv core: environment types, the server and the clients."""
+"""OpenEnv core: environment types, the server and the clients.
+
+The client names import no server code; the server's (``create_app``, ``Environment``...) are
+imported on first use, so a training script that only drives environments stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import ClientState, EnvClient
-from openenv.core.env_server import (
-    Action,
-    Environment,
-    EnvironmentMetadata,
-    HTTPEnvServer,
-    Observation,
-    State,
-    create_app,
-)
 from openenv.core.errors import (
     ActionValidationError,
     CapacityError,
@@ -18,15 +17,18 @@ from openenv.core.errors import (
     ConnectionLostError,
     EnvBusyError,
     EnvExecutionError,
+    EpisodeLostError,
     FactoryError,
     LifecycleError,
     OpenEnvError,
     ProtocolError,
+    ReconnectFailedError,
     SessionNotFoundError,
     StepTimeoutError,
 )
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.sync_client import SyncEnvClient
+from openenv.core.vector_client import VectorEnvClient, VectorResult
 
 __all__ = [
     "Action",
@@ -40,6 +42,7 @@ __all__ = [
     "EnvExecutionError",
     "Environment",
     "EnvironmentMetadata",
+    "EpisodeLostError",
     "FactoryError",
     "GenericEnvClient",
     "HTTPEnvServer",
@@ -49,19 +52,29 @@ __all__ = [
     "Observation",
     "OpenEnvError",
     "ProtocolError",
+    "ReconnectFailedError",
     "SessionNotFoundError",
     "State",
     "StepResult",
     "StepTimeoutError",
     "SyncEnvClient",
+    "VectorEnvClient",
+    "VectorResult",
     "create_app",
 ]
 
+_SERVER_NAMES = frozenset(("Action", "Environment", "EnvironmentMetadata", "HTTPEnvServer", "Observation", "State", "create_app"))
+_MCP_NAMES = frozenset(("MCPClientBase", "MCPToolClient"))
 
-def __getattr__(name: str):
-    """``MCPClientBase``/``MCPToolClient`` load on first use (``openenv.core.mcp_client``), as published."""
-    if name in ("MCPClientBase", "MCPToolClient"):
-        from openenv.core import mcp_client
 
-        return getattr(mcp_client, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    """Server names and the MCP clients load on first use: a client script imports no server code."""
+    if name in _SERVER_NAMES:
+        from openenv.core import env_server as module
+    elif name in _MCP_NAMES:
+        from openenv.core import mcp_client as module
+    else:
+        raise AttributeError(f"module 'openenv.core' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

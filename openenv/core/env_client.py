@@ -1,38 +1,51 @@
-"""``EnvClient``: an async WebSocket session with one environment server.
+"""``EnvClient``: one WebSocket session with one environment server, for async and sync code.
 
 Usage::
 
-    async with MyEnvClient(base_url="http://127.0.0.1:8000") as client:
+    async with MyEnvClient(base_url="http://127.0.0.1:8000") as client:   # async
         result = await client.reset(seed=1)
         result = await client.step(MyAction(text="hi"))
 
-Subclasses implement ``_step_payload``, ``_parse_result`` and ``_parse_state``
-(``GenericEnvClient`` does, for plain dicts).
+    with MyEnvClient(base_url="http://127.0.0.1:8000") as client:         # sync (or ``.sync()``)
+        result = client.reset(seed=1)
+
+``reset``/``step``/``state``/``connect``/``new_session`` return the result in sync code and an
+awaitable where an event loop runs. A socket lost to a drop, a server restart or a timeout is
+replaced on the next call (bounded backoff, then ``ReconnectFailedError``); a ``reset`` then works,
+while a ``step`` raises ``EpisodeLostError`` until one does (a fresh environment is never stepped
+as if it were the lost one). Subclasses implement ``_step_payload``, ``_parse_result`` and
+``_parse_state`` (``GenericEnvClient`` does, for plain dicts).
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
+import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.protocol import State
 
 from openenv.core._deadline import with_deadline
-from openenv.core.client_types import StepResult
+from openenv.core.client_handles import AutoResult
+from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
     ClientStateError,
     ConnectionLostError,
+    EpisodeLostError,
     OpenEnvError,
+    ReconnectFailedError,
     StepTimeoutError,
     error_from_wire,
 )
 from openenv.core.wire import dumps, loads
 
 if TYPE_CHECKING:
+    from openenv.core.client_handles import BootstrapHandle
     from openenv.core.sync_client import SyncEnvClient
 
 __all__ = ["ClientState", "EnvClient", "ws_url"]
@@ -42,28 +55,12 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 _REPLY_MARGIN_S = 5.0
-
-
-class ClientState(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
-
-
-def ws_url(base_url: str) -> str:
-    """``http(s)://host:port[/prefix]`` → ``ws(s)://host:port[/prefix]/ws``."""
-    url = base_url.rstrip("/")
-    if url.startswith("https://"):
-        url = "wss://" + url[len("https://") :]
-    elif url.startswith("http://"):
-        url = "ws://" + url[len("http://") :]
-    elif not url.startswith(("ws://", "wss://")):
-        url = "ws://" + url
-    return url if url.endswith("/ws") else url + "/ws"
+_SESSION_ENDING = frozenset(("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"))
+_running_loop = asyncio._get_running_loop  # None outside a running loop (no exception to raise)
 
 
 class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
-    """Async client for one environment session over WebSocket.
+    """Client for one environment session over WebSocket.
 
     Args:
         base_url: the server's HTTP URL (``ws://`` works too).
@@ -71,6 +68,9 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         message_timeout_s: time allowed for each reply (a step's own ``timeout_s`` extends it).
         max_message_size_mb: largest reply accepted.
         provider: a runtime provider whose container/process this client stops on ``close``.
+        websocket_ping_interval_s, websocket_ping_timeout_s: keepalive pings (``None`` disables).
+        headers: extra HTTP headers for the WebSocket handshake (and ``/mcp``), e.g. a bearer token.
+        reconnect_attempts, reconnect_timeout_s: bounds on replacing a lost socket.
     """
 
     def __init__(
@@ -80,17 +80,33 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         message_timeout_s: float = 60.0,
         max_message_size_mb: float = 100.0,
         provider: Any = None,
+        *,
+        websocket_ping_interval_s: float | None = 20.0,
+        websocket_ping_timeout_s: float | None = 20.0,
+        headers: dict[str, str] | None = None,
+        reconnect_attempts: int = 5,
+        reconnect_timeout_s: float = 10.0,
     ) -> None:
-        self.base_url = base_url
+        self.base_url = base_url.rstrip("/")
         self._url = ws_url(base_url)
         self._connect_timeout = connect_timeout_s
         self._message_timeout = message_timeout_s
         self._max_size = int(max_message_size_mb * 1024 * 1024)
+        self._ping_interval = websocket_ping_interval_s
+        self._ping_timeout = websocket_ping_timeout_s
+        self.headers: dict[str, str] = dict(headers or {})
+        self._reconnect_attempts = max(1, int(reconnect_attempts))
+        self._reconnect_timeout = reconnect_timeout_s
         self._provider = provider
         self._ws: ClientConnection | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._state = ClientState.UNOPENED
         self._features: frozenset[str] = frozenset()
         self._ids = itertools.count(1)
+        self._episode = False  # a reset succeeded on the current session
+        self._lost: str | None = None  # why the previous session's episode was lost (until a reset)
+        self._sync_face: SyncEnvClient | None = None
+        self._children: list[EnvClient[Any, Any, Any]] = []
         #: ``(request, reply)``: the JSON texts of the last exchange that got a non-error reply, as
         #: sent and received (recording journals them instead of serialising the step again).
         self.last_exchange: tuple[bytes, bytes] | None = None
@@ -103,79 +119,122 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
     @abstractmethod
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
-        """Build a ``StepResult`` from ``{"observation", "reward", "done"}``."""
+        """Build a ``StepResult`` from ``{"observation", "reward", "done"}`` (see ``split_observation``)."""
 
     @abstractmethod
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
         """Build the state object from the server's state JSON."""
 
-    # -- lifecycle ------------------------------------------------------------------------
+    # -- sync or async: one entry point each ----------------------------------------------
 
-    @property
-    def client_state(self) -> ClientState:
-        return self._state
+    def _dispatch(self, factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+        """The result in sync code; an awaitable where a loop runs (our own loop: the coroutine)."""
+        loop = _running_loop()
+        face = self._sync_face
+        if loop is None:
+            return self.sync()._run(factory())
+        if face is not None:
+            if loop is face._loop:
+                return factory()
+            if self._ws_loop is face._loop:  # bound to its blocking face, called from a loop
+                return face._run(factory())
+        return AutoResult(factory, lambda: self.sync()._run(factory()))
 
-    async def connect(self) -> EnvClient[ActT, ObsT, StateT]:
-        """Open the WebSocket (a no-op when already open)."""
-        if self._state is ClientState.OPEN:
-            return self
-        if self._state is ClientState.CLOSED:
-            raise ClientStateError("This client is closed; create a new one")
-        try:
-            self._ws = await connect(
-                self._url,
-                open_timeout=self._connect_timeout,
-                max_size=self._max_size,
-                compression=None,
-                ping_interval=20,
-                ping_timeout=20,
-                close_timeout=2,
-            )
-        except (OSError, TimeoutError, websockets.exceptions.WebSocketException) as exc:
-            raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
-        response = self._ws.response
-        header = response.headers.get("x-openenv-features", "") if response is not None else ""
-        self._features = frozenset(f.strip() for f in header.split(",") if f.strip())
-        self._state = ClientState.OPEN
-        return self
+    def _sync_bound(self) -> bool:
+        """Used through its blocking face (``with client:`` or ``client.sync()``)."""
+        face = self._sync_face
+        return face is not None and (self._ws_loop is face._loop or self._ws_loop is None)
 
-    async def close(self) -> None:
-        """Close the session and stop whatever a provider started for this client."""
-        if self._state is ClientState.CLOSED:
-            return
-        self._state = ClientState.CLOSED
-        ws, self._ws = self._ws, None
-        try:
-            if ws is not None:
-                try:
-                    await with_deadline(ws.send(dumps({"type": "close"}), text=True), 2.0)
-                except (websockets.exceptions.WebSocketException, OSError, TimeoutError):
-                    pass  # the server may already be gone; closing anyway
-                await ws.close()
-        finally:
-            await self._stop_provider()
+    def reset(self, **kwargs: Any) -> Any:
+        """Start an episode; kwargs (``seed``, ``episode_id``, env-specific) go to the server."""
+        return self._dispatch(lambda: self._reset_async(**kwargs))
 
-    async def __aenter__(self) -> EnvClient[ActT, ObsT, StateT]:
-        return await self.connect()
+    def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> Any:
+        """Apply one action; ``timeout_s`` asks the server to enforce a deadline."""
+        return self._dispatch(lambda: self._step_async(action, timeout_s, **kwargs))
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    def state(self) -> Any:
+        """The episode's current state."""
+        return self._dispatch(self._state_async)
+
+    def connect(self) -> Any:
+        """Open the WebSocket (a no-op when already open); returns the client."""
+        return self._dispatch(self._connect_async)
+
+    def close(self) -> Any:
+        """Close the session, its ``new_session`` children and whatever a provider started."""
+        loop = _running_loop()
+        face = self._sync_face
+        if loop is None or (face is not None and loop is not face._loop and self._sync_bound()):
+            self.sync().close()
+            return None
+        return self._close_async()
+
+    def new_session(self) -> Any:
+        """Another connected session with the same server and options, closed with this one."""
+        child = self._spawn()
+        self._children.append(child)
+        if _running_loop() is None or self._sync_bound():
+            child.sync().connect()
+            return child
+
+        async def connected() -> EnvClient[ActT, ObsT, StateT]:
+            await child._connect_async()
+            return child
+
+        return connected()
+
+    #: the blocking face's class (a typed client may add methods to it)
+    _sync_class: type | None = None
 
     def sync(self) -> SyncEnvClient:
-        """A synchronous wrapper around this client."""
-        from openenv.core.sync_client import SyncEnvClient
+        """The blocking face of this client (one per client)."""
+        if self._sync_face is None:
+            from openenv.core.sync_client import SyncEnvClient
 
-        return SyncEnvClient(self)
+            (self._sync_class or SyncEnvClient)(self)  # registers itself as ``_sync_face``
+        assert self._sync_face is not None
+        return self._sync_face
+
+    def __enter__(self) -> EnvClient[ActT, ObsT, StateT]:
+        face = self.sync()
+        face.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sync().close()
+
+    async def __aenter__(self) -> EnvClient[ActT, ObsT, StateT]:
+        return await self._connect_async()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._close_async()
+
+    def _spawn(self) -> EnvClient[ActT, ObsT, StateT]:
+        return type(self)(
+            base_url=self.base_url,
+            connect_timeout_s=self._connect_timeout,
+            message_timeout_s=self._message_timeout,
+            max_message_size_mb=self._max_size / (1024 * 1024),
+            websocket_ping_interval_s=self._ping_interval,
+            websocket_ping_timeout_s=self._ping_timeout,
+            headers=self.headers,
+            reconnect_attempts=self._reconnect_attempts,
+            reconnect_timeout_s=self._reconnect_timeout,
+        )
+
+    # -- factories (``await`` the handle, or ``.sync()``) ------------------------------------
 
     @classmethod
-    async def from_docker_image(cls, image: str, provider: Any = None, **kwargs: Any) -> EnvClient:
+    def from_docker_image(cls, image: str, provider: Any = None, **kwargs: Any) -> BootstrapHandle:
         """Start ``image`` with ``provider`` (local Docker by default) and connect to it.
 
-        Closing the client stops the container; a failed start leaves nothing running.
+        ``await EchoEnv.from_docker_image(img)`` gives an async client, ``...from_docker_image(img).sync()``
+        a blocking one. Closing the client stops the container; a failed start leaves nothing running.
         """
-        from openenv.core.containers.runtime.launch import start_client
+        from openenv.core.client_factories import docker_image_handle
 
-        return await start_client(cls, image, provider=provider, **kwargs)
+        return docker_image_handle(cls, image, provider, kwargs)
 
     @classmethod
     def from_docker_image_sync(cls, image: str, provider: Any = None, **kwargs: Any) -> SyncEnvClient:
@@ -187,60 +246,213 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
         return start_client_sync(cls, image, provider=provider, **kwargs)
 
+    @classmethod
+    def from_env(cls, target: str, **kwargs: Any) -> BootstrapHandle:
+        """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``),
+        start it if needed and connect. Closing the client stops what was started."""
+        from openenv.core.client_factories import env_handle
+
+        return env_handle(cls, target, kwargs)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def client_state(self) -> ClientState:
+        return self._state
+
+    async def _connect_async(self) -> EnvClient[ActT, ObsT, StateT]:
+        if self._state is ClientState.CLOSED:
+            raise ClientStateError("This client is closed; create a new one")
+        if self._ws is None or self._stale(self._ws):
+            await self._reopen()
+        return self
+
+    def _stale(self, ws: ClientConnection) -> bool:
+        return ws.state is not State.OPEN or self._ws_loop is not _running_loop()
+
+    async def _reopen(self) -> None:
+        """Replace a missing or stale socket: once when never opened, with backoff after a loss."""
+        if self._state is ClientState.CLOSED:
+            raise ClientStateError("This client is closed; create a new one")
+        if self._ws is not None:
+            moved = self._ws_loop is not _running_loop()
+            self._drop("the client moved to another event loop" if moved else "the connection was closed")
+        if self._state is ClientState.UNOPENED:
+            await self._open_socket()
+            return
+        deadline = time.monotonic() + self._reconnect_timeout
+        started, delay, last = time.monotonic(), 0.1, None
+        for attempt in range(1, self._reconnect_attempts + 1):
+            try:
+                await self._open_socket()
+                return
+            except ConnectionLostError as exc:
+                last = exc
+            if attempt == self._reconnect_attempts or time.monotonic() + delay > deadline:
+                break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        waited = time.monotonic() - started
+        raise ReconnectFailedError(
+            f"{self._url} stayed unreachable: {attempt} reconnect attempt(s) over {waited:.1f} s ({last})",
+            attempts=attempt,
+            waited_s=round(waited, 3),
+        ) from last
+
+    async def _open_socket(self) -> None:
+        try:
+            ws = await connect(
+                self._url,
+                open_timeout=self._connect_timeout,
+                max_size=self._max_size,
+                compression=None,
+                ping_interval=self._ping_interval,
+                ping_timeout=self._ping_timeout,
+                close_timeout=2,
+                additional_headers=self.headers or None,
+            )
+        except (OSError, TimeoutError, websockets.exceptions.WebSocketException) as exc:
+            raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
+        response = ws.response
+        header = response.headers.get("x-openenv-features", "") if response is not None else ""
+        self._features = frozenset(f.strip() for f in header.split(",") if f.strip())
+        self._ws, self._ws_loop = ws, _running_loop()
+        self._state = ClientState.OPEN
+
+    def _drop(self, reason: str) -> None:
+        """Forget the socket (closed in the background); an episode on it is lost."""
+        ws, loop = self._ws, self._ws_loop
+        self._ws = self._ws_loop = None
+        if self._state is not ClientState.CLOSED:
+            self._state = ClientState.DISCONNECTED
+        if self._episode:
+            self._episode, self._lost = False, reason
+        if ws is None or loop is None or loop.is_closed():
+            return
+        transport = ws.transport  # abandoned: no close handshake to wait for (the server sees EOF)
+        if loop is _running_loop():
+            transport.abort()
+        else:
+            loop.call_soon_threadsafe(transport.abort)
+
+    async def _close_async(self) -> None:
+        """Close the session and stop whatever a provider started for this client."""
+        children, self._children = self._children, []
+        for child in children:
+            if child._sync_bound():
+                await asyncio.to_thread(child.sync().close)
+            else:
+                await child._close_async()
+        if self._state is ClientState.CLOSED:
+            return
+        self._state = ClientState.CLOSED
+        ws, loop = self._ws, self._ws_loop
+        self._ws = self._ws_loop = None
+        try:
+            if ws is not None and loop is _running_loop():
+                try:
+                    await with_deadline(ws.send(dumps({"type": "close"}), text=True), 2.0)
+                except (websockets.exceptions.WebSocketException, OSError, TimeoutError):
+                    pass  # the server may already be gone; closing anyway
+                await ws.close()
+        finally:
+            await self._stop_provider()
+
     # -- operations -----------------------------------------------------------------------
 
-    async def reset(self, **kwargs: Any) -> StepResult[ObsT]:
-        """Start an episode; kwargs (``seed``, ``episode_id``, env-specific) go to the server."""
-        reply = await self._request({"type": "reset", "data": kwargs})
-        return self._parse_result(reply["data"])
+    async def _reset_async(self, **kwargs: Any) -> StepResult[ObsT]:
+        message = {"type": "reset", "data": kwargs}
+        try:
+            reply = await self._request(message)
+        except ReconnectFailedError:
+            raise
+        except ConnectionLostError:
+            if self._state is not ClientState.DISCONNECTED:
+                raise
+            reply = await self._request({"type": "reset", "data": kwargs})  # once, on a fresh socket
+        result = self._parse_result(reply["data"])
+        self._episode, self._lost = True, None
+        return result
 
-    async def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> StepResult[ObsT]:
-        """Apply one action; ``timeout_s`` asks the server to enforce a deadline."""
+    async def _step_async(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> StepResult[ObsT]:
         message: dict[str, Any] = {"type": "step", "data": self._step_payload(action)}
         if timeout_s is not None and "timeout" in self._features:
             message["timeout_s"] = timeout_s
         wait = max(self._message_timeout, timeout_s + _REPLY_MARGIN_S) if timeout_s else None
-        reply = await self._request(message, wait_s=wait)
+        reply = await self._request(message, wait_s=wait, step=True)
         return self._parse_result(reply["data"])
 
-    async def state(self) -> StateT:
-        """The episode's current state."""
+    async def _state_async(self) -> StateT:
         reply = await self._request({"type": "state"})
         return self._parse_state(reply["data"])
 
-    async def _request(self, message: dict[str, Any], wait_s: float | None = None) -> dict[str, Any]:
-        if self._state is ClientState.UNOPENED:
-            await self.connect()
-        if self._state is ClientState.CLOSED or self._ws is None:
-            raise ClientStateError("This client is closed; create a new one")
+    async def _request(self, message: dict[str, Any], wait_s: float | None = None, step: bool = False) -> dict[str, Any]:
+        sent = await self._send(message, step)
+        return await self._reply(sent, wait_s, step)
+
+    async def _send(self, message: dict[str, Any], step: bool = False) -> tuple[ClientConnection, int | None, bytes]:
+        """Send one request (reconnecting first if the socket is gone); what ``_reply`` waits on."""
+        ws = self._ws
+        if ws is None or ws.state is not State.OPEN or self._ws_loop is not _running_loop():
+            await self._reopen()
+            ws = self._ws
+            assert ws is not None
+        if step and self._lost is not None:
+            raise self._episode_lost()
         rid = None
         if "request-id" in self._features:
             rid = next(self._ids)
             message["request_id"] = rid
-        ws = self._ws
         request = dumps(message)
         try:
             await ws.send(request, text=True)  # JSON bytes as a text frame, not re-encoded
+        except websockets.exceptions.ConnectionClosed as exc:
+            await self._closed_under(ws, exc, step)
+        return ws, rid, request
+
+    async def _reply(self, sent: tuple[ClientConnection, int | None, bytes], wait_s: float | None = None,
+                     step: bool = False) -> dict[str, Any]:  # fmt: skip
+        """Wait for the reply to what ``_send`` sent; typed errors for error replies and losses."""
+        ws, rid, request = sent
+        try:
             reply, raw = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
         except TimeoutError:
             if rid is None:  # no request ids: a late reply would be misread, so drop the socket
-                await self._abandon()
+                self._drop("a reply timed out")
             raise StepTimeoutError(
                 f"No reply from {self._url} within {wait_s or self._message_timeout:g} s"
             ) from None
+        except asyncio.CancelledError:
+            if rid is None:
+                self._drop("a request was cancelled")
+            raise
         except websockets.exceptions.ConnectionClosed as exc:
-            last_words = await self._last_error(ws)
-            await self._abandon()
-            if last_words is not None:
-                raise last_words from None
-            raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
+            await self._closed_under(ws, exc, step)
         if reply.get("type") == "error":
             err = error_from_wire(reply.get("data") or {})
-            if err.code in ("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"):
-                await self._abandon()
+            if err.code in _SESSION_ENDING:
+                self._drop(f"the server ended the session ({err.code})")
             raise err
         self.last_exchange = (request, raw)
         return reply
+
+    async def _closed_under(self, ws: ClientConnection, exc: Exception, step: bool) -> NoReturn:
+        """The socket closed during a request: raise what the server said last, or the loss."""
+        last_words = await self._last_error(ws)
+        had_episode = self._episode
+        self._drop("the connection was lost")
+        if last_words is not None:
+            raise last_words from None
+        if step and had_episode:  # the episode is gone whether or not this step reached it
+            await self._reopen()
+            raise self._episode_lost() from exc
+        raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
+
+    def _episode_lost(self) -> EpisodeLostError:
+        return EpisodeLostError(
+            f"The episode was lost ({self._lost}) and this is a new session: call reset() to start a new episode",
+            reason=self._lost,
+        )
 
     async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], bytes]:
         while True:
@@ -267,15 +479,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             return error_from_wire(reply.get("data") or {})
         return None
 
-    async def _abandon(self) -> None:
-        self._state = ClientState.CLOSED
-        ws, self._ws = self._ws, None
-        if ws is not None:
-            await ws.close()
-        await self._stop_provider()
-
     async def _stop_provider(self) -> None:
         """Stop what a provider started for this client, off the event loop (it may block)."""
         provider, self._provider = self._provider, None
         if provider is not None:
             await asyncio.to_thread(provider.stop_container)
+
+

@@ -7,6 +7,7 @@
      ├── StepTimeoutError                  TIMEOUT (a step overran its deadline)
      ├── EnvBusyError                      ENV_BUSY (an overrun step is still running)
      ├── LifecycleError                    STEP_BEFORE_RESET
+     │    └── EpisodeLostError              EPISODE_LOST (the session was replaced after a drop: reset)
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
@@ -14,8 +15,11 @@
      │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
      ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
      ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
+     ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
+     │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
+          └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
 
 Every error subclasses ``RuntimeError`` so code written for the published client, which
 raises ``RuntimeError("Server error: ...")``, still catches ours. ``str(err)`` keeps that
@@ -34,13 +38,17 @@ __all__ = [
     "ConnectionLostError",
     "EnvBusyError",
     "EnvExecutionError",
+    "EpisodeLostError",
     "FactoryError",
+    "HubUnavailableError",
     "LLMClientError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
+    "ReconnectFailedError",
     "SessionNotFoundError",
     "StepTimeoutError",
+    "TargetError",
     "ToolCallError",
     "error_from_wire",
 ]
@@ -97,6 +105,12 @@ class LifecycleError(OpenEnvError):
     code = "STEP_BEFORE_RESET"
 
 
+class EpisodeLostError(LifecycleError):
+    """A step on a session that replaced one lost to a drop, restart or timeout: call ``reset``."""
+
+    code = "EPISODE_LOST"
+
+
 class CapacityError(OpenEnvError):
     code = "CAPACITY_REACHED"
 
@@ -133,6 +147,14 @@ class ToolCallError(OpenEnvError):
     """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
 
     code = "TOOL_ERROR"
+class TargetError(OpenEnvError, ValueError):
+    """A target (env name, directory, ``module:app``, image, URL) that names nothing usable."""
+
+    code = "UNKNOWN_TARGET"
+
+
+class HubUnavailableError(TargetError):
+    code = "HUB_UNAVAILABLE"
 
 
 class ClientStateError(OpenEnvError):
@@ -141,6 +163,12 @@ class ClientStateError(OpenEnvError):
 
 class ConnectionLostError(OpenEnvError, ConnectionError):
     code = "CONNECTION_LOST"
+
+
+class ReconnectFailedError(ConnectionLostError):
+    """The server stayed unreachable through every reconnect attempt (``attempts``, ``waited_s``)."""
+
+    code = "RECONNECT_FAILED"
 
 
 _BY_CODE: dict[str, type[OpenEnvError]] = {

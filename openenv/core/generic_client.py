@@ -4,15 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv.core.client_types import StepResult
+from openenv.core.client_types import StepResult, step_metadata
 from openenv.core.env_client import EnvClient
 from openenv.core.wire import to_jsonable
 
-__all__ = ["GenericEnvClient"]
+__all__ = ["GenericAction", "GenericEnvClient"]
+
+
+class GenericAction(dict):
+    """A dict built from keywords, for ``GenericEnvClient.step`` (the published 0.10 name).
+
+    ``GenericAction(code="x = 1", metadata={"tag": "t"})`` is ``{"code": "x = 1", "metadata": {...}}``.
+    """
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__(fields)
+
+    def __repr__(self) -> str:
+        return "GenericAction(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
 
 
 class GenericEnvClient(EnvClient[dict, dict, dict]):
-    """Actions are dicts (or models/dataclasses); observations and state come back as dicts."""
+    """Actions are dicts (or models/dataclasses); observations and state come back as dicts.
+
+    The observation is the server's dict as sent (a 0.10 server nests ``metadata`` in it);
+    ``StepResult.metadata`` is filled from either shape.
+    """
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         data = to_jsonable(action)
@@ -25,7 +42,7 @@ class GenericEnvClient(EnvClient[dict, dict, dict]):
             observation=payload.get("observation") or {},
             reward=payload.get("reward"),
             done=bool(payload.get("done", False)),
-            metadata=payload.get("metadata") or {},
+            metadata=step_metadata(payload),
         )
 
     def _parse_state(self, payload: dict[str, Any]) -> dict:

@@ -182,9 +182,13 @@ def expect_observation(
         raise CheckFailed(f"{what}: 'reward' must be a number or null, got {reward!r}")
     if not isinstance(done, bool):
         raise CheckFailed(f"{what}: 'done' must be a boolean, got {done!r}")
-    for lifted in ("reward", "done", "metadata"):
+    for lifted in ("reward", "done"):
         if lifted in obs:
             raise CheckFailed(f"{what}: {lifted!r} must be lifted out of 'observation'")
+    if "metadata" in obs and not isinstance(obs["metadata"], dict):  # 0.10 nests it; 0.3 lifts it
+        raise CheckFailed(f"{what}: 'observation.metadata' must be an object, got {obs['metadata']!r}")
+    if data.get("metadata") is not None and not isinstance(data["metadata"], dict):
+        raise CheckFailed(f"{what}: 'metadata' must be an object or null, got {data['metadata']!r}")
     schema = (schemas or {}).get("observation")
     if reset and (schemas or {}).get("reset_observation"):
         schema = schemas["reset_observation"]

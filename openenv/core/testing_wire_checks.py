@@ -278,9 +278,30 @@ def check_close(run: WireRun) -> str:
     return "socket closed and session released" if before else "socket closed"
 
 
+def check_mcp(run: WireRun) -> str:
+    """Where the server has ``/mcp`` (0.10): JSON-RPC ``tools/list`` answers 200 with ``"jsonrpc": "2.0"``."""
+    resp = run.wire.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    if resp.status_code in (404, 405):  # optional: a 0.3-style server has none
+        return "no /mcp route (optional: only checked where a server has one)"
+    if resp.status_code != 200:
+        raise CheckFailed(f"POST /mcp tools/list answered {resp.status_code}, expected 200")
+    body = run.wire.json(resp, "POST /mcp")
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        raise CheckFailed(f"POST /mcp did not answer JSON-RPC 2.0: {str(body)[:120]}")
+    if body.get("id") != 1:
+        raise CheckFailed(f"POST /mcp answered id {body.get('id')!r}, expected 1")
+    result, error = body.get("result"), body.get("error")
+    if isinstance(result, dict) and isinstance(result.get("tools"), list):
+        return f"{len(result['tools'])} tool(s)"
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return f"JSON-RPC error {error['code']}: {str(error.get('message'))[:60]}"
+    raise CheckFailed(f"POST /mcp tools/list has neither result.tools nor an error: {str(body)[:120]}")
+
+
 WIRE_CHECKS: list[tuple[str, Callable[[WireRun], Any]]] = [
     ("http.health", check_health),
     ("http.schema", check_schema),
+    ("http.mcp", check_mcp),
     ("ws.reset_step_state", check_reset_step_state),
     ("ws.seed_determinism", check_seed_determinism),
     ("ws.step_determinism", check_step_determinism),

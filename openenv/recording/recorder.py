@@ -59,7 +59,10 @@ def normalise_observation(observation: Any) -> Any:
 
 
 def _metadata(result: StepResult) -> dict[str, Any] | None:
+    """The step's metadata: the result's, else the observation's (a 0.10 dict nests it there)."""
     meta = getattr(result, "metadata", None) or getattr(result.observation, "metadata", None)
+    if not meta and isinstance(result.observation, dict):
+        meta = result.observation.get("metadata")
     return meta or None
 
 
@@ -438,6 +441,11 @@ def record(
         capture_state=capture_state,
         commit_every=commit_every,
     )
+    if isinstance(client, EnvClient):  # its step is sync or async by caller: go by how it is used
+        if client._sync_bound():
+            rec.client = client = client.sync()
+            return SyncRecordingEnvClient(client, rec)
+        return RecordingEnvClient(client, rec)
     if inspect.iscoroutinefunction(getattr(client, "step", None)):
         return RecordingEnvClient(client, rec)
     return SyncRecordingEnvClient(client, rec)

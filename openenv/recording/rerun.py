@@ -11,11 +11,12 @@ as recorded (the JSON object from ``_step_payload``), so the client must take di
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from openenv.core.sync_client import is_async_client
 
 from .diff import Diff, diff
 from .recorder import normalise_observation
@@ -99,7 +100,7 @@ async def rerun(
 
     The client is used as given and not closed; pass a fresh one (a new session).
     """
-    if not inspect.iscoroutinefunction(getattr(client, "step", None)):
+    if not is_async_client(client):
         raise TypeError("rerun() needs an async client; use rerun_sync() for a SyncEnvClient")
     kwargs, steps = _plan(store, episode_id)
     checker = _Checker(episode_id)

@@ -59,4 +59,4 @@ def test_a_scaffold_broken_by_its_author_is_caught(scaffold: Path, tmp_path):
     failed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("  FAIL")]
     assert failed == ["env.state", "ws.reset_step_state", "http.episode"], done.stdout
     assert "state.step_count is 0 after 1 step(s)" in done.stdout
-    assert done.stdout.rstrip().endswith("FAILED (3 check(s)): 24 checks")
+    assert done.stdout.rstrip().endswith("FAILED (3 check(s)): 25 checks")

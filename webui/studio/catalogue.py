@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openenv.cli.targets import TargetError, bundled_envs, resolve_target
+from openenv.auto import TargetError, bundled_envs, resolve_target
 from openenv.core.containers.runtime import ProviderError
 from openenv.core.containers.runtime.docker_engine import engine_client, translate_docker_errors
 from webui.studio.errors import CatalogueError, NotFoundError

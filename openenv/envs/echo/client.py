@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv.core.client_types import StepResult
+from openenv.core.client_types import StepResult, split_observation
 from openenv.core.env_client import EnvClient
 from openenv.envs.echo.models import EchoAction, EchoObservation, EchoState
 
@@ -12,20 +12,16 @@ __all__ = ["EchoEnv"]
 
 
 class EchoEnv(EnvClient[EchoAction, EchoObservation, EchoState]):
-    """``async with EchoEnv(base_url=...) as env: await env.step(EchoAction(message="hi"))``."""
+    """``with EchoEnv(base_url=...) as env: env.step(EchoAction(message="hi"))`` (or ``async with`` / ``await``)."""
 
     def _step_payload(self, action: EchoAction) -> dict[str, Any]:
         return {"message": action.message}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[EchoObservation]:
-        obs = EchoObservation(
-            **payload.get("observation", {}),
-            reward=payload.get("reward"),
-            done=payload.get("done", False),
-            metadata=payload.get("metadata") or {},
-        )
-        return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done", False)),
-                          metadata=payload.get("metadata") or {})
+        fields, metadata = split_observation(payload)  # 0.3's and 0.10's shapes alike
+        reward, done = payload.get("reward"), bool(payload.get("done", False))
+        obs = EchoObservation(**fields, reward=reward, done=done, metadata=metadata)
+        return StepResult(observation=obs, reward=reward, done=done, metadata=metadata)
 
     def _parse_state(self, payload: dict[str, Any]) -> EchoState:
         return EchoState(**payload)

@@ -154,3 +154,26 @@ def test_memory_hog_leaves_server_and_other_sessions_alone(repl_url: str) -> Non
                 assert (await http.get(f"{repl_url}/health", timeout=10)).status_code == 200
 
     asyncio.run(main())
+
+
+def test_0_10_style_sync_and_async_without_sync(repl_url):
+    """``with REPLEnv(base_url=url) as env:`` with no ``.sync()``; ``execute`` returns results."""
+    with REPLEnv(base_url=repl_url) as env:
+        env.reset()
+        assert env.execute("x = 6 * 7\nprint(x)").observation.result.stdout.strip() == "42"
+
+    async def main():
+        async with REPLEnv(base_url=repl_url) as env:
+            await env.reset()
+            return (await env.execute("print('a')")).observation.result.stdout
+
+    assert asyncio.run(main()).strip() == "a"
+
+
+def test_health_and_metadata_report_the_isolation_in_force(repl_url: str) -> None:
+    from openenv.envs.repl.identity import is_root
+
+    expected = "root-uids" if is_root() else "user-namespaces"
+    assert httpx.get(f"{repl_url}/health", timeout=10).json()["isolation"] == expected
+    meta = httpx.get(f"{repl_url}/metadata", timeout=10).json()
+    assert meta["isolation"] == expected and meta["warm_workers"] == 2

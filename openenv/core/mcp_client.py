@@ -23,7 +23,7 @@ import itertools
 from typing import Any, Literal
 
 from openenv.core.client_types import StepResult
-from openenv.core.env_client import EnvClient
+from openenv.core.env_client import ClientState, EnvClient
 from openenv.core.env_server.mcp_types import (
     CallToolAction,
     CallToolObservation,
@@ -67,8 +67,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         transport: ``"ws"`` (default: ``mcp`` frames on the session's socket) or ``"http"``
             (``POST /mcp`` with the session id).
         mode: only ``"production"`` (the published default) is accepted.
-        headers: extra HTTP headers for ``POST /mcp``.
-        Other arguments are those of :class:`EnvClient`.
+        Other arguments are those of :class:`EnvClient` (``headers`` also go with ``POST /mcp``).
     """
 
     def __init__(
@@ -81,7 +80,6 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         *,
         transport: Literal["ws", "http"] = "ws",
         mode: str | None = None,
-        headers: dict[str, str] | None = None,
         **client_options: Any,
     ) -> None:
         if mode is not None and mode.lower() != "production":
@@ -92,7 +90,6 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         self._http_url = _http_base(base_url)
         self._bare_ws_url = self._url
         self._transport = transport
-        self._headers = dict(headers or {})
         self._http: Any = None
         self._rpc_ids = itertools.count(1)
         self._tools_cache: list[Tool] | None = None
@@ -100,9 +97,14 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
     # -- connection ------------------------------------------------------------------------
 
-    async def connect(self) -> MCPClientBase:
-        """Open an MCP session (``openenv/session/create``) and join it over ``/ws?session_id=``."""
-        if self.session_id is None and self.client_state.value == "unopened":
+    async def _open_socket(self) -> None:
+        """Open an MCP session (``openenv/session/create``) and join it over ``/ws?session_id=``.
+
+        After a lost connection the old session is closed (best effort) and a fresh one made.
+        """
+        if self.session_id is not None and self.client_state is ClientState.DISCONNECTED:
+            await self._close_mcp_session()
+        if self.session_id is None:
             reply = await self._post({"jsonrpc": "2.0", "method": "openenv/session/create", "params": {}, "id": 0})
             if "error" in reply:
                 raise ConnectionLostError(f"Failed to create MCP session: {reply['error'].get('message')}")
@@ -111,31 +113,28 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
                 raise ConnectionLostError("Failed to create MCP session: the server sent no session_id")
             self.session_id = session_id
             self._url = f"{self._bare_ws_url}?session_id={session_id}"
-        await super().connect()
-        return self
+        await super()._open_socket()
 
-    async def close(self) -> None:
+    async def _close_async(self) -> None:
         """Leave the socket, close the MCP session, then release the HTTP client."""
         try:
-            await super().close()
+            await super()._close_async()
         finally:
-            session_id, self.session_id = self.session_id, None
             try:
-                if session_id is not None:
-                    try:
-                        await self._post(
-                            {"jsonrpc": "2.0", "method": "openenv/session/close", "params": {"session_id": session_id}, "id": 0}
-                        )
-                    except ConnectionLostError:
-                        pass  # the server is gone: nothing left to close
+                await self._close_mcp_session()
             finally:
                 http, self._http = self._http, None
                 if http is not None:
                     await http.aclose()
 
-    def sync(self) -> SyncMCPToolClient:
-        """A blocking wrapper (``list_tools``/``call_tool`` too)."""
-        return SyncMCPToolClient(self)
+    async def _close_mcp_session(self) -> None:
+        session_id, self.session_id = self.session_id, None
+        if session_id is None:
+            return
+        try:
+            await self._post({"jsonrpc": "2.0", "method": "openenv/session/close", "params": {"session_id": session_id}, "id": 0})
+        except ConnectionLostError:
+            pass  # the server is gone: nothing left to close
 
     # -- JSON-RPC --------------------------------------------------------------------------
 
@@ -143,7 +142,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         import httpx
 
         if self._http is None:
-            self._http = httpx.AsyncClient(headers=self._headers, timeout=self._message_timeout)
+            self._http = httpx.AsyncClient(headers=self.headers, timeout=self._message_timeout)
         try:
             response = await self._http.post(
                 self._http_url + "/mcp", content=dumps(request), headers={"content-type": "application/json"}
@@ -158,10 +157,13 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             raise ConnectionLostError(f"{self._http_url}/mcp answered with a non-object")
         return data
 
-    async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one JSON-RPC request on this session; returns the whole response object."""
-        if self.client_state.value == "unopened":
-            await self.connect()
+    def rpc(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send one JSON-RPC request on this session; returns the whole response object (awaitable in async code)."""
+        return self._dispatch(lambda: self._rpc_async(method, params))
+
+    async def _rpc_async(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        if self._ws is None or self._stale(self._ws):
+            await self._connect_async()
         request: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": dict(params or {}), "id": next(self._rpc_ids)}
         if self._transport == "http":
             request["params"]["session_id"] = self.session_id
@@ -174,11 +176,17 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             raise SessionNotFoundError(str(error.get("message")))
         return reply
 
-    async def list_tools(self, use_cache: bool = True) -> list[Tool]:
-        """The environment's tools (``name``, ``description``, ``input_schema``); cached after the first call."""
+    def list_tools(self, use_cache: bool = True) -> Any:
+        """The environment's tools (``name``, ``description``, ``input_schema``); cached after the first call.
+
+        A list in sync code; awaitable in async code (as every client call).
+        """
+        return self._dispatch(lambda: self._list_tools_async(use_cache))
+
+    async def _list_tools_async(self, use_cache: bool = True) -> list[Tool]:
         if use_cache and self._tools_cache is not None:
             return self._tools_cache
-        reply = await self.rpc("tools/list")
+        reply = await self._rpc_async("tools/list")
         if "error" in reply:
             raise ToolCallError(f"list_tools failed: {reply['error'].get('message')}", **_rpc_details(reply["error"]))
         self._tools_cache = [_tool(t) for t in (reply.get("result") or {}).get("tools", [])]
@@ -231,14 +239,19 @@ def _rpc_details(error: dict[str, Any]) -> dict[str, Any]:
 class MCPToolClient(MCPClientBase):
     """Tool-calling client: :meth:`call_tool` returns the tool's value."""
 
-    async def call_tool(self, name: str, **arguments: Any) -> Any:
+    def call_tool(self, name: str, **arguments: Any) -> Any:
         """Call tool ``name`` with keyword ``arguments``; returns its value (FastMCP's ``data``).
+
+        The value in sync code; awaitable in async code.
 
         Raises:
             ToolCallError: unknown tool, invalid arguments, the tool raised or timed out
                 (``error_type`` says which; the message names the field for bad arguments).
         """
-        reply = await self.rpc("tools/call", {"name": name, "arguments": arguments})
+        return self._dispatch(lambda: self._call_tool_async(name, arguments))
+
+    async def _call_tool_async(self, name: str, arguments: dict[str, Any]) -> Any:
+        reply = await self._rpc_async("tools/call", {"name": name, "arguments": arguments})
         if "error" in reply:
             error = reply["error"] or {}
             raise ToolCallError(f"Tool '{name}' failed: {error.get('message')}", tool_name=name, **_rpc_details(error))
@@ -249,29 +262,42 @@ class MCPToolClient(MCPClientBase):
             return result["data"]
         return result
 
-    async def get_tool(self, name: str) -> Tool | None:
-        """The tool called ``name``, or ``None``."""
-        return next((t for t in await self.list_tools() if t.name == name), None)
+    def get_tool(self, name: str) -> Any:
+        """The tool called ``name``, or ``None`` (awaitable in async code)."""
+        return self._dispatch(lambda: self._get_tool_async(name))
 
-    async def has_tool(self, name: str) -> bool:
-        return await self.get_tool(name) is not None
+    def has_tool(self, name: str) -> Any:
+        """Whether a tool called ``name`` exists (awaitable in async code)."""
+        return self._dispatch(lambda: self._has_tool_async(name))
+
+    async def _get_tool_async(self, name: str) -> Tool | None:
+        return next((t for t in await self._list_tools_async() if t.name == name), None)
+
+    async def _has_tool_async(self, name: str) -> bool:
+        return await self._get_tool_async(name) is not None
 
 
 class SyncMCPToolClient(SyncEnvClient):
     """Blocking face of an MCP client: ``list_tools``, ``call_tool`` plus reset/step/state."""
 
     def list_tools(self, use_cache: bool = True) -> list[Tool]:
-        return self._run(self._client.list_tools(use_cache=use_cache))
+        return self._run(self._client._list_tools_async(use_cache))
 
     def call_tool(self, name: str, **arguments: Any) -> Any:
-        return self._run(self._client.call_tool(name, **arguments))
+        return self._run(self._client._call_tool_async(name, arguments))
 
     def get_tool(self, name: str) -> Tool | None:
-        return self._run(self._client.get_tool(name))
+        return self._run(self._client._get_tool_async(name))
 
     def has_tool(self, name: str) -> bool:
-        return self._run(self._client.has_tool(name))
+        return self._run(self._client._has_tool_async(name))
+
+    def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._run(self._client._rpc_async(method, params))
 
     def __enter__(self) -> SyncMCPToolClient:
         super().__enter__()
         return self
+
+
+MCPClientBase._sync_class = SyncMCPToolClient

@@ -107,3 +107,35 @@ def test_a_step_mcp_env_is_answered_through_step():
         listed = rpc(base, "tools/list")["result"]["tools"]
         assert listed == [{"name": "double", "description": "", "inputSchema": {"type": "object"}}]
         assert rpc(base, "tools/call", name="double", arguments={"x": 4})["result"]["result"] == {"data": 8}
+
+
+def test_our_client_gets_a_fresh_session_after_a_server_restart():
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+    from openenv.core.errors import ConnectionLostError
+    from openenv.core.mcp_client import MCPToolClient
+    from tests.peers010.mcp_tools_env import ToolsEnvironment
+    from tests.server_utils import free_port
+
+    port = free_port()
+
+    def app():
+        return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, web=False, max_concurrent_envs=2)
+
+    with running_server(app(), port=port) as base:
+        env = MCPToolClient(base_url=base).sync()
+        env.connect()
+        env.call_tool("echo_message", message="one")
+        assert env.call_tool("call_count") == 1
+        first = env.async_client.session_id
+    try:
+        with running_server(app(), port=port):
+            try:  # the call that finds the old socket dead may fail (it is never resent) ...
+                env.call_tool("echo_message", message="again")
+            except ConnectionLostError:
+                pass
+            assert env.call_tool("echo_message", message="again") == "again"  # ... the next reconnects
+            assert env.call_tool("call_count") == 1
+            assert env.async_client.session_id != first
+    finally:
+        env.close()

@@ -66,12 +66,9 @@ class RpcError(Exception):
 
 
 def takes_mcp_actions(action_cls: Any) -> bool:
-    """True when an environment's action type is the base ``Action`` or an MCP action (0.10's rule)."""
-    from openenv.core.env_server.types import Action
-
-    if not isinstance(action_cls, type) or not issubclass(action_cls, Action):
-        return False
-    return action_cls is Action or any(c.__module__ == _MCP_TYPES for c in action_cls.__mro__)
+    """True when an environment's action type is an MCP action (``/mcp`` then answers through ``step``,
+    as 0.10 does for such "MCP-style" environments)."""
+    return isinstance(action_cls, type) and any(c.__module__ == _MCP_TYPES for c in action_cls.__mro__)
 
 
 def is_mcp_env(env: Any) -> bool:

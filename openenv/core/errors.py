@@ -13,6 +13,10 @@
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
      ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
      │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
+     ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
+     │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
+     ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
+     ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
           └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
@@ -30,12 +34,14 @@ __all__ = [
     "ActionValidationError",
     "CapacityError",
     "ClientStateError",
+    "ConcurrencyConfigurationError",
     "ConnectionLostError",
     "EnvBusyError",
     "EnvExecutionError",
     "EpisodeLostError",
     "FactoryError",
     "HubUnavailableError",
+    "LLMClientError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
@@ -43,6 +49,7 @@ __all__ = [
     "SessionNotFoundError",
     "StepTimeoutError",
     "TargetError",
+    "ToolCallError",
     "error_from_wire",
 ]
 
@@ -124,6 +131,32 @@ class TargetError(OpenEnvError, ValueError):
 
 class HubUnavailableError(TargetError):
     code = "HUB_UNAVAILABLE"
+
+
+class ConcurrencyConfigurationError(OpenEnvError):
+    """The published 0.10 start-up guard: several sessions asked of an env not marked concurrent-safe."""
+
+    code = "CONCURRENCY_CONFIG"
+
+    def __init__(self, environment_name: str, max_concurrent_envs: int, message: str | None = None) -> None:
+        if message is None:
+            message = (
+                f"Environment '{environment_name}' is not marked as SUPPORTS_CONCURRENT_SESSIONS. "
+                f"Cannot run with max_concurrent_envs={max_concurrent_envs}. "
+                "Either set max_concurrent_envs=1 or ensure the environment "
+                "properly isolates session state and set SUPPORTS_CONCURRENT_SESSIONS=True."
+            )
+        super().__init__(message, environment_name=environment_name, max_concurrent_envs=max_concurrent_envs)
+
+
+class LLMClientError(OpenEnvError):
+    code = "LLM_ERROR"
+
+
+class ToolCallError(OpenEnvError):
+    """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
+
+    code = "TOOL_ERROR"
 
 
 class ClientStateError(OpenEnvError):

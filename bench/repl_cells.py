@@ -1,24 +1,30 @@
 """Benchmark: REPL cell latency and compute overhead, each beside plain in-process ``exec``.
 
-    .venv/bin/python bench/repl_cells.py [--trivial 500] [--compute 15] [--starts 20]
+    .venv/bin/python bench/repl_cells.py [--trivial 500] [--compute 15] [--starts 20] [--unprivileged | --both]
 
-Serves ``openenv.envs.repl.app:app`` in a uvicorn subprocess and measures, in one run:
+Serves ``openenv.envs.repl.app:app`` in a uvicorn subprocess (with ``--unprivileged``, as an
+ordinary uid under the system interpreter, so workers run in bubblewrap's namespaces; needs
+root to drop to that uid; ``--both`` serves both ways and alternates between them) and
+measures, in one run:
 1. round trip of a trivial cell (``x = 1``) over WebSocket (p50/p90/p99), beside plain ``exec``;
 2. a compute cell (``sum(i*i for i in range(10**6))``): round trip and the worker's own
    execution time, beside plain ``exec`` of the same code in this process (best of N each);
 3. worker start: ``reset`` of a fresh session (connect + reset), and the server-side spawn time.
-Prints numbers and ratios; asserts nothing. Targets: trivial p50 < 3 ms; compute <= 1.3x exec.
+Prints numbers and ratios; asserts nothing. Targets: trivial p50 < 1.3 ms; compute <= 1.3x exec.
+Resets with and without warm workers: ``bench/repl_reset.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,16 +37,38 @@ TRIVIAL = "x = 1"
 COMPUTE = "sum(i*i for i in range(10**6))"
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
+@contextlib.contextmanager
+def serving(extra_env: dict[str, str] | None = None, *, unprivileged: bool = False,
+            uid_offset: int = 0) -> Iterator[str]:
+    """The REPL app in a uvicorn subprocess (as root, or as an ordinary uid); yields its URL."""
+    settings = {"OPENENV_WEB": "0", "OPENENV_REPL_CELL_TIMEOUT_S": "60", **(extra_env or {})}
+    if unprivileged:
+        from tests.envs.repl import unprivileged as unpriv
+
+        if not unpriv.can_run_unprivileged():
+            raise SystemExit("--unprivileged needs root (to drop to a test uid), setpriv and /usr/bin/python3")
+        with unpriv.unprivileged_server(settings, uid=unpriv.server_uid(10 + uid_offset)) as served:
+            yield served.url
+        return
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "openenv.envs.repl.app:app", "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--ws-per-message-deflate", "false"],
-        cwd=REPO, env=dict(os.environ, OPENENV_WEB="0", OPENENV_REPL_CELL_TIMEOUT_S="60"),
+        cwd=REPO, env=dict(os.environ, **settings),
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    wait_healthy(url, timeout_s=30)
-    return proc, url
+    try:
+        wait_healthy(url, timeout_s=30)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def isolation_of(url: str) -> str:
+    import httpx
+
+    return str(httpx.get(f"{url}/health", timeout=10).json().get("isolation", "?"))
 
 
 def plain_exec(code: str, repeats: int) -> list[float]:
@@ -84,27 +112,33 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def cells(url: str, trivial: int, compute: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"rtt": [], "ref_trivial": [], "compute_rtt": [], "compute_worker": [],
-                                   "compute_plain": [], "compute_same": []}
+async def cells(urls: dict[str, str], trivial: int, compute: int) -> dict[str, dict[str, list[float]]]:
+    """Trivial and compute cells on each server, alternating in blocks so the same load hits each."""
+    keys = ("rtt", "ref_trivial", "compute_rtt", "compute_worker", "compute_plain", "compute_same")
+    out = {name: {k: [] for k in keys} for name in urls}
     same = SameInterpreter(COMPUTE)
     try:
-        async with REPLEnv(base_url=url) as env:
-            await env.reset(max_iterations=10**9)
-            for _ in range(20):  # warm up
-                await env.execute(TRIVIAL)
-            for _ in range(trivial):
-                began = time.perf_counter()
-                await env.execute(TRIVIAL)
-                out["rtt"].append(time.perf_counter() - began)
-                out["ref_trivial"] += plain_exec(TRIVIAL, 1)
-            for _ in range(compute):  # interleaved rounds: the same load hits all three
-                began = time.perf_counter()
-                result = await env.execute(COMPUTE)
-                out["compute_rtt"].append(time.perf_counter() - began)
-                out["compute_worker"].append(result.observation.result.execution_time)
-                out["compute_plain"] += plain_exec(COMPUTE, 1)
-                out["compute_same"].append(same.run())
+        async with contextlib.AsyncExitStack() as stack:
+            envs = {name: await stack.enter_async_context(REPLEnv(base_url=url)) for name, url in urls.items()}
+            for env in envs.values():
+                await env.reset(max_iterations=10**9)
+                for _ in range(20):  # warm up
+                    await env.execute(TRIVIAL)
+            for _ in range(max(1, trivial // 50)):
+                for name, env in envs.items():
+                    for _ in range(min(50, trivial)):
+                        began = time.perf_counter()
+                        await env.execute(TRIVIAL)
+                        out[name]["rtt"].append(time.perf_counter() - began)
+                        out[name]["ref_trivial"] += plain_exec(TRIVIAL, 1)
+            for _ in range(compute):  # interleaved rounds: the same load hits all of them
+                for name, env in envs.items():
+                    began = time.perf_counter()
+                    result = await env.execute(COMPUTE)
+                    out[name]["compute_rtt"].append(time.perf_counter() - began)
+                    out[name]["compute_worker"].append(result.observation.result.execution_time)
+                    out[name]["compute_plain"] += plain_exec(COMPUTE, 1)
+                    out[name]["compute_same"].append(same.run())
     finally:
         same.close()
     return out
@@ -120,35 +154,49 @@ async def starts(url: str, count: int) -> list[float]:
     return times
 
 
+def report(label: str, m: dict[str, list[float]], compute: int) -> None:
+    ms = 1000.0
+    rtt = m["rtt"]
+    print(f"[{label}] trivial cell {TRIVIAL!r} over WebSocket ({len(rtt)} cells)")
+    print(f"  p50 {statistics.median(rtt) * ms:.3f} ms  p90 {pct(rtt, 0.9) * ms:.3f} ms  "
+          f"p99 {pct(rtt, 0.99) * ms:.3f} ms   (target p50 < 1.3 ms)")
+    print(f"  plain exec p50 {statistics.median(m['ref_trivial']) * 1e6:.1f} us")
+    plain, same = min(m["compute_plain"]), min(m["compute_same"])
+    worker, trip = min(m["compute_worker"]), min(m["compute_rtt"])
+    print(f"[{label}] compute cell {COMPUTE!r} (best of {compute} interleaved rounds)")
+    print(f"  plain exec here {plain * ms:.1f} ms; plain exec under the workers' interpreter {same * ms:.1f} ms")
+    print(f"  worker exec {worker * ms:.1f} ms ({worker / same:.2f}x same interpreter, {worker / plain:.2f}x here)")
+    print(f"  round trip  {trip * ms:.1f} ms ({trip / same:.2f}x same interpreter, {trip / plain:.2f}x here; "
+          "target <= 1.3x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trivial", type=int, default=500)
     parser.add_argument("--compute", type=int, default=15)
     parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--unprivileged", action="store_true", help="serve as an ordinary uid (namespaces)")
+    parser.add_argument("--both", action="store_true", help="a root server and an unprivileged one, interleaved")
     args = parser.parse_args()
-    proc, url = start_server()
-    try:
-        m = asyncio.run(cells(url, args.trivial, args.compute))
-        start = asyncio.run(starts(url, args.starts))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    modes = [False, True] if args.both else [args.unprivileged]
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for i, unprivileged in enumerate(modes):
+            url = stack.enter_context(serving(unprivileged=unprivileged, uid_offset=i))
+            urls[isolation_of(url)] = url
+        m = asyncio.run(cells(urls, args.trivial, args.compute))
+        start = {name: asyncio.run(starts(url, args.starts)) for name, url in urls.items()}
     ms = 1000.0
-    rtt = m["rtt"]
-    print(f"trivial cell {TRIVIAL!r} over WebSocket ({args.trivial} cells)")
-    print(f"  p50 {statistics.median(rtt) * ms:.3f} ms  p90 {pct(rtt, 0.9) * ms:.3f} ms  "
-          f"p99 {pct(rtt, 0.99) * ms:.3f} ms   (target p50 < 3 ms)")
-    print(f"  plain exec p50 {statistics.median(m['ref_trivial']) * 1e6:.1f} us")
-    plain, same = min(m["compute_plain"]), min(m["compute_same"])
-    worker, trip = min(m["compute_worker"]), min(m["compute_rtt"])
-    print(f"compute cell {COMPUTE!r} (best of {args.compute} interleaved rounds)")
-    print(f"  plain exec here {plain * ms:.1f} ms; plain exec under the workers' interpreter {same * ms:.1f} ms")
-    print(f"  worker exec {worker * ms:.1f} ms ({worker / same:.2f}x same interpreter, {worker / plain:.2f}x here)")
-    print(f"  round trip  {trip * ms:.1f} ms ({trip / same:.2f}x same interpreter, {trip / plain:.2f}x here; "
-          "target <= 1.3x)")
-    print(f"worker start: connect + reset of a fresh session ({args.starts} sessions)")
-    print(f"  p50 {statistics.median(start) * ms:.1f} ms  p90 {pct(start, 0.9) * ms:.1f} ms")
-    print(f"  (this process: {sys.executable}, Python {sys.version.split()[0]})")
+    for name in urls:
+        report(name, m[name], args.compute)
+    if len(urls) == 2:
+        a, b = list(urls)
+        ratio = statistics.median(m[b]["rtt"]) / statistics.median(m[a]["rtt"])
+        print(f"trivial cell p50, {b} / {a}: {ratio:.2f}x")
+    for name, times in start.items():
+        print(f"[{name}] new session: connect + reset ({args.starts} sessions, warm workers on)")
+        print(f"  p50 {statistics.median(times) * ms:.1f} ms  p90 {pct(times, 0.9) * ms:.1f} ms")
+    print(f"(this process: {sys.executable}, Python {sys.version.split()[0]})")
 
 
 if __name__ == "__main__":

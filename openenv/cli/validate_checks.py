@@ -80,7 +80,9 @@ def validate_directory(
     if server is not None:
         source = server.instance if server.instance is not None else server.sessions.factory
         ctx = EnvUnderTest(source, actions=actions, action_cls=server.action_cls,
-                           observation_cls=server.observation_cls, seed=seed, max_steps=max_steps,
+                           observation_cls=server.observation_cls,
+                           reset_observation_cls=getattr(server, "reset_observation_cls", None),
+                           seed=seed, max_steps=max_steps,
                            deterministic_steps=deterministic_steps)
         for name, check in IN_PROCESS_CHECKS:
             report.run(name, lambda check=check: check(ctx))

@@ -47,6 +47,8 @@ __all__ = [
     "GenericEnvClient",
     "HTTPEnvServer",
     "LifecycleError",
+    "MCPClientBase",
+    "MCPToolClient",
     "Observation",
     "OpenEnvError",
     "ProtocolError",
@@ -62,13 +64,17 @@ __all__ = [
 ]
 
 _SERVER_NAMES = frozenset(("Action", "Environment", "EnvironmentMetadata", "HTTPEnvServer", "Observation", "State", "create_app"))
+_MCP_NAMES = frozenset(("MCPClientBase", "MCPToolClient"))
 
 
 def __getattr__(name: str) -> Any:
+    """Server names and the MCP clients load on first use: a client script imports no server code."""
     if name in _SERVER_NAMES:
-        from openenv.core import env_server
-
-        value = getattr(env_server, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'openenv.core' has no attribute {name!r}")
+        from openenv.core import env_server as module
+    elif name in _MCP_NAMES:
+        from openenv.core import mcp_client as module
+    else:
+        raise AttributeError(f"module 'openenv.core' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

@@ -11,12 +11,12 @@
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
-     ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
-     │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
      │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
      ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
      ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
+     ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
+     │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
           └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
@@ -123,16 +123,6 @@ class SessionNotFoundError(OpenEnvError):
     code = "SESSION_ERROR"
 
 
-class TargetError(OpenEnvError, ValueError):
-    """A target (env name, directory, ``module:app``, image, URL) that names nothing usable."""
-
-    code = "UNKNOWN_TARGET"
-
-
-class HubUnavailableError(TargetError):
-    code = "HUB_UNAVAILABLE"
-
-
 class ConcurrencyConfigurationError(OpenEnvError):
     """The published 0.10 start-up guard: several sessions asked of an env not marked concurrent-safe."""
 
@@ -157,6 +147,14 @@ class ToolCallError(OpenEnvError):
     """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
 
     code = "TOOL_ERROR"
+class TargetError(OpenEnvError, ValueError):
+    """A target (env name, directory, ``module:app``, image, URL) that names nothing usable."""
+
+    code = "UNKNOWN_TARGET"
+
+
+class HubUnavailableError(TargetError):
+    code = "HUB_UNAVAILABLE"
 
 
 class ClientStateError(OpenEnvError):

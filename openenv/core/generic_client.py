@@ -8,7 +8,20 @@ from openenv.core.client_types import StepResult, step_metadata
 from openenv.core.env_client import EnvClient
 from openenv.core.wire import to_jsonable
 
-__all__ = ["GenericEnvClient"]
+__all__ = ["GenericAction", "GenericEnvClient"]
+
+
+class GenericAction(dict):
+    """A dict built from keywords, for ``GenericEnvClient.step`` (the published 0.10 name).
+
+    ``GenericAction(code="x = 1", metadata={"tag": "t"})`` is ``{"code": "x = 1", "metadata": {...}}``.
+    """
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__(fields)
+
+    def __repr__(self) -> str:
+        return "GenericAction(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
 
 
 class GenericEnvClient(EnvClient[dict, dict, dict]):

@@ -83,8 +83,9 @@ def _round_trip(ctx: EnvUnderTest, ws: WsSession) -> str:
         fields = {**payload["observation"], "reward": payload["reward"], "done": payload["done"]}
         if payload.get("metadata"):
             fields["metadata"] = payload["metadata"]
-        obs = _rebuild(ctx.observation_cls, fields, f"observation {n}")
-        if ctx.observation_cls is not None and observation_to_wire(obs) != payload:
+        cls = ctx.reset_observation_cls if n == 0 else ctx.observation_cls
+        obs = _rebuild(cls, fields, f"observation {n}")
+        if cls is not None and observation_to_wire(obs) != payload:
             raise CheckFailed(f"observation {n} changes on a round trip: {payload} -> {observation_to_wire(obs)}")
     state = expect_state(ws.request({"type": "state"}), None, "state")
     if to_jsonable(_rebuild(ctx.state_cls, state, "state")) != state:

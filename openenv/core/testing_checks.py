@@ -56,6 +56,7 @@ class EnvUnderTest:
         actions: Sequence[Any] | None = None,
         action_cls: type | None = None,
         observation_cls: type | None = None,
+        reset_observation_cls: type | None = None,
         seed: int = 0,
         max_steps: int = 50,
         deterministic_steps: bool = True,
@@ -66,6 +67,7 @@ class EnvUnderTest:
         self.env_cls = env_cls = resolved.env_cls
         self.action_cls = action_cls or method_annotation(env_cls, "step", "action")
         self.observation_cls = observation_cls or method_annotation(env_cls, "step", "return")
+        self.reset_observation_cls = reset_observation_cls or self.observation_cls  # 0.10's reset_observation_cls
         self.state_cls = state_class(env_cls)
         self.seed = seed
         self.max_steps = max_steps
@@ -101,7 +103,7 @@ class EnvUnderTest:
 
     def wire(self, obs: Any, what: str) -> dict[str, Any]:
         """Check one observation's type and serialisability; return its wire form."""
-        expected = self.observation_cls
+        expected = self.reset_observation_cls if what.startswith("reset") else self.observation_cls
         if expected is not None and not isinstance(obs, expected):
             raise CheckFailed(f"{what} returned {type(obs).__name__}, expected {expected.__name__}")
         if expected is None and not (isinstance(obs, BaseModel) or dataclasses.is_dataclass(obs)):

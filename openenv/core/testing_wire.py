@@ -158,8 +158,13 @@ def _error_text(reply: dict[str, Any]) -> str:
     return f"{data.get('code', '?')}: {data.get('message', reply.get('data'))}"
 
 
-def expect_observation(reply: dict[str, Any], schemas: dict[str, Any] | None, what: str) -> dict[str, Any]:
-    """Check an ``observation`` frame (or HTTP body when ``reply`` has no type); return its data."""
+def expect_observation(
+    reply: dict[str, Any], schemas: dict[str, Any] | None, what: str, *, reset: bool = False
+) -> dict[str, Any]:
+    """Check an ``observation`` frame (or HTTP body when ``reply`` has no type); return its data.
+
+    A reset's observation is checked against ``/schema``'s ``reset_observation`` when it has one.
+    """
     if reply.get("type") == "error":
         raise CheckFailed(f"{what}: the server answered an error ({_error_text(reply)})")
     if "type" in reply and reply["type"] != "observation":
@@ -185,6 +190,8 @@ def expect_observation(reply: dict[str, Any], schemas: dict[str, Any] | None, wh
     if data.get("metadata") is not None and not isinstance(data["metadata"], dict):
         raise CheckFailed(f"{what}: 'metadata' must be an object or null, got {data['metadata']!r}")
     schema = (schemas or {}).get("observation")
+    if reset and (schemas or {}).get("reset_observation"):
+        schema = schemas["reset_observation"]
     if schema:
         errors = schema_errors({**obs, "reward": reward, "done": done}, schema)
         if errors:

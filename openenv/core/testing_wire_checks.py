@@ -62,7 +62,7 @@ class WireRun:
                 self.wire.wait_active_at_most(before[0])
 
     def reset(self, ws: WsSession, what: str, **data: Any) -> dict[str, Any]:
-        return expect_observation(ws.request({"type": "reset", "data": data}), self.schemas, what)
+        return expect_observation(ws.request({"type": "reset", "data": data}), self.schemas, what, reset=True)
 
     def step(self, ws: WsSession, action: dict[str, Any], what: str) -> dict[str, Any]:
         return expect_observation(ws.request({"type": "step", "data": action}), self.schemas, what)
@@ -157,6 +157,8 @@ def check_step_determinism(run: WireRun) -> str:
 
 
 def check_step_before_reset(run: WireRun) -> None:
+    if isinstance(run.actions()[0], dict) and run.actions()[0].get("type") in ("list_tools", "call_tool"):
+        raise CheckSkipped("MCP actions (list_tools, call_tool) need no reset")
     with run.session() as ws:
         reply = ws.request({"type": "step", "data": run.actions()[0]})
         if not ws.studio_server and reply.get("type") != "error":
@@ -198,7 +200,7 @@ def check_http_episode(run: WireRun) -> str:
     body = run.wire.json(resp, "POST /reset")
     if resp.status_code != 200:
         raise CheckFailed(f"POST /reset answered {resp.status_code}: {str(body)[:120]}")
-    expect_observation(body, run.schemas, "POST /reset")
+    expect_observation(body, run.schemas, "POST /reset", reset=True)
     sid = resp.headers.get(SESSION_HEADER)
     if not sid:
         return "stateless HTTP (no sessions): checked /reset only"

@@ -112,3 +112,20 @@ def test_our_own_defaults_are_kept() -> None:
     with pytest.raises(ValueError, match="instance serves one session"):
         HTTPEnvServer(mod.TickEnvironment(), max_concurrent_envs=2)
     assert Path(mod.__file__).parent == ENVS
+
+
+def test_generic_env_client_of_either_side_on_either_server() -> None:
+    """0.10's GenericEnvClient (peer python) and ours, each against our server and 0.10's: one transcript."""
+    peer = peer010_python()
+    script = PEERS010 / "clients" / "generic_client_drive.py"
+    transcripts = {}
+    for serving in (serving_ours, serving_published):
+        with serving(ENVS / "rubric_env.py") as url:
+            for python in (sys.executable, peer):
+                done = run_with(python, script, url)
+                assert done.returncode == 0, done.stderr[-3000:]
+                transcripts[(serving.__name__, python)] = done.stdout
+    first = next(iter(transcripts.values()))
+    assert all(t == first for t in transcripts.values()), transcripts
+    lines = [json.loads(line) for line in first.splitlines()]
+    assert lines[-2]["done"] is True and lines[-1]["state"]["history"] == [3, 6, 7]

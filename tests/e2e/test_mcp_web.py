@@ -88,3 +88,47 @@ def test_render_web_is_sandboxed_and_web_actions_are_buttons(page: Any, toolbox_
     page.wait_for_selector("#observation .badge:text('done')")
     assert "finish" in page.inner_text("#history")
     shot(page)
+
+
+def _hostile_app() -> Any:
+    """A plain (non-MCP) env whose render_web tries to run a script; web_actions give two buttons."""
+    from openenv.core.env_server import create_app
+    from openenv.envs.echo import EchoAction, EchoEnvironment, EchoObservation
+
+    class Hostile(EchoEnvironment):
+        def render_web(self, observation):
+            said = observation.get("echoed_message", "")
+            return (
+                f'<p id="said">{said or "nothing yet"}</p>'
+                "<script>document.getElementById('said').textContent='script ran';"
+                "parent.document.title='owned';</script>"
+            )
+
+        def web_actions(self, observation):
+            return [("Say hi", {"message": "hi"}), ("Say bye", {"message": "bye"})]
+
+    return create_app(Hostile, EchoAction, EchoObservation, env_name="hostile")
+
+
+def test_render_web_scripts_never_run_and_actions_step(context: Any, shot: Any) -> None:
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    with serve(_hostile_app()) as url:
+        page.goto(f"{url}/web")
+        assert page.locator("#mcp-panel").count() == 0  # not an MCP env: no tools panel
+        page.click("#reset-button")
+        page.wait_for_selector("#observation .badge.step:text('reset')")
+        page.wait_for_selector("#web-view button")
+        page.locator("#web-view button", has_text="Say bye").click()
+        page.wait_for_selector("#observation .badge.step:text('step 1')")
+        page.wait_for_function("document.querySelector('#web-view iframe')?.srcdoc.includes('bye')")
+        assert page.locator("#web-view iframe").get_attribute("sandbox") == ""
+        assert page.frame_locator("#web-view iframe").locator("#said").inner_text() == "bye"
+        assert page.title() == "hostile · OpenEnv"
+        assert "bye" in page.inner_text("#observation")
+        shot(page)
+    # Chromium reports the refused script: proof the sandbox held; nothing else may fail
+    blocked = [e for e in errors if "Blocked script execution in 'about:srcdoc'" in e]
+    assert blocked and len(blocked) == len([e for e in errors if not e.startswith("Failed to load resource")])

@@ -63,3 +63,11 @@ def test_openenv_serve_toolbox_plays_an_episode():
         proc.terminate()
         proc.wait(timeout=10)
         proc.stderr.close()
+
+
+def test_openenv_validate_passes_on_the_toolbox_package():
+    done = subprocess.run(
+        [sys.executable, "-m", "openenv", "validate", "openenv/envs/toolbox"], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIP  ws.step_before_reset  MCP actions" in done.stdout

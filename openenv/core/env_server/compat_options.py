@@ -20,6 +20,7 @@ from openenv.core.env_server.types import ConcurrencyConfig, ServerMode
 from openenv.core.errors import ConcurrencyConfigurationError
 
 __all__ = [
+    "PublishedServerAPI",
     "check_concurrency_safety",
     "requires_single_thread",
     "resolve_concurrency",
@@ -95,3 +96,40 @@ def resolve_mode(mode: ServerMode | str | None) -> ServerMode:
     except ValueError:
         valid = [m.value for m in ServerMode]
         raise ValueError(f"Invalid mode: '{mode}'. Must be one of: {valid}") from None
+
+
+class PublishedServerAPI:
+    """The published ``HTTPEnvServer`` attributes that 0.10 subclasses read (mixed into ours).
+
+    ``_env_factory`` builds a fresh environment (an instance server hands back its instance);
+    capacity is read from the session pool.
+    """
+
+    sessions: Any
+    instance: Any
+    env_cls: type | None
+    _factory: Callable[[], Any]
+
+    def _env_factory(self) -> Any:
+        return self.instance if self.instance is not None else self._factory()
+
+    @property
+    def active_sessions(self) -> int:
+        return self.sessions.active
+
+    @property
+    def max_concurrent_envs(self) -> int:
+        return self.sessions.max_sessions
+
+    @property
+    def concurrency_config(self) -> ConcurrencyConfig:
+        return ConcurrencyConfig(max_concurrent_envs=self.sessions.max_sessions, session_timeout=self.sessions.idle_timeout_s)
+
+    @property
+    def is_concurrency_safe(self) -> bool:
+        return bool(getattr(self.env_cls, "SUPPORTS_CONCURRENT_SESSIONS", False))
+
+    def get_capacity_status(self) -> Any:
+        from openenv.core.env_server.types import ServerCapacityStatus
+
+        return ServerCapacityStatus.from_counts(active=self.sessions.active, max_sessions=self.sessions.max_sessions)

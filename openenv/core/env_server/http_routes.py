@@ -190,12 +190,14 @@ def _add_info_routes(router: APIRouter, server: HTTPEnvServer) -> None:
 
     @router.get("/health", summary="Liveness")
     async def health() -> Response:
-        return _JSON(
-            {
-                "status": "healthy",
-                "sessions": {"active": server.sessions.active, "max": server.sessions.max_sessions},
-            }
-        )
+        body: dict[str, Any] = {
+            "status": "healthy",
+            "sessions": {"active": server.sessions.active, "max": server.sessions.max_sessions},
+        }
+        details = getattr(server.env_cls, "health_details", None)  # an env class's own fields (cheap, sync)
+        if callable(details):
+            body.update(details())
+        return _JSON(body)
 
     @router.get("/sessions", summary="Open sessions")
     async def sessions() -> Response:

@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from openenv.core.env_server.compat_options import (
+    PublishedServerAPI,
     check_concurrency_safety,
     requires_single_thread,
     resolve_concurrency,
@@ -53,7 +54,7 @@ def _env_float(name: str, default: float | None) -> float | None:
     return value if value > 0 else None
 
 
-class HTTPEnvServer:
+class HTTPEnvServer(PublishedServerAPI):
     """Serves one environment type over HTTP and WebSocket.
 
     Args:
@@ -86,6 +87,7 @@ class HTTPEnvServer:
         self.instance: Any = source.instance
         self.env_cls: type | None = source.env_cls
         factory: Callable[[], Any] = source.factory or (lambda: env)
+        self._factory = factory
         max_concurrent_envs, session_timeout_s = resolve_concurrency(
             max_concurrent_envs, concurrency_config, session_timeout_s
         )

@@ -37,6 +37,8 @@ class Limits:
     """Seconds a new worker may take to start and confine itself."""
     python: str = ""
     """Interpreter that runs workers (default /usr/bin/python3 if present, else this one)."""
+    warm_workers: int = 2
+    """Confined, never-used workers a server keeps ready so a reset need not start one (0: none)."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Limits:
@@ -64,6 +66,8 @@ class Limits:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"REPL limit {name} must be positive, got {getattr(self, name)!r}")
+        if not 0 <= self.warm_workers <= 64:
+            raise ValueError(f"REPL setting warm_workers must be between 0 and 64, got {self.warm_workers!r}")
 
     def interpreter(self) -> str:
         """The worker interpreter actually used."""

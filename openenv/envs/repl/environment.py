@@ -11,15 +11,18 @@ exactly; the final answer travels in the observation.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from openenv.core.errors import LifecycleError
 from openenv.envs.repl.config import Limits
+from openenv.envs.repl.isolation import current_isolation
 from openenv.envs.repl.llm import LLMClient, LLMConfig
 from openenv.envs.repl.loop import call_async, call_sync
-from openenv.envs.repl.models import CodeBlockResult, REPLAction, REPLObservation, REPLState
+from openenv.envs.repl.models import MULTILINE, CodeBlockResult, REPLAction, REPLObservation, REPLState
 from openenv.envs.repl.rewards import RewardConfig
 from openenv.envs.repl.sandbox import CellResult, Outcome, Sandbox
 
@@ -70,8 +73,8 @@ class REPLEnvironment(Environment):
         self,
         seed: int | None = None,
         episode_id: str | None = None,
-        context: str | None = None,
-        task_prompt: str | None = None,
+        context: Annotated[str | None, Field(json_schema_extra=MULTILINE)] = None,
+        task_prompt: Annotated[str | None, Field(json_schema_extra=MULTILINE)] = None,
         expected_answer: str | None = None,
         max_iterations: int | None = None,
         **kwargs: Any,
@@ -108,11 +111,19 @@ class REPLEnvironment(Environment):
         await call_async(self._close())
 
     def get_metadata(self) -> EnvironmentMetadata:
+        """Name and version, plus the isolation workers get and the warm-pool size."""
         return EnvironmentMetadata(
             name="repl",
             description="Python REPL for agents: persistent namespace in an isolated worker; finish with FINAL().",
             version="1.0",
+            isolation=current_isolation(),
+            warm_workers=self.limits.warm_workers,
         )
+
+    @classmethod
+    def health_details(cls) -> dict[str, Any]:
+        """Added to ``GET /health``: the isolation in force (root-uids, user-namespaces or weak)."""
+        return {"isolation": current_isolation()}
 
     # -- implementation (runs on the sandbox loop) -----------------------------------------
     async def _reset(self, *, seed: int | None = None, episode_id: str | None = None,

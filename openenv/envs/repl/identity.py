@@ -10,7 +10,8 @@ A uid is handed back only after the files it left in the shared temp dirs are
 deleted (so the next session with that uid cannot read them); a lock file still
 saying ``busy`` marks a uid whose holder crashed, whose leftover processes and
 files are removed before the uid is handed out again.
-Without root, workers run as the server's own user (see docs/repl-security.md).
+Without root, workers keep the server's uid but get their own user, PID, mount and network
+namespaces from bubblewrap (``launch.py``, ``isolation.py``; see docs/repl-security.md).
 """
 
 from __future__ import annotations

@@ -2,8 +2,15 @@
 
 The worker's two stdlib-only modules are copied once into ``<workdirs root>/lib``
 (root-owned, 0755/0644: readable by every worker uid, writable by none) and run by the
-system interpreter. When available, ``unshare --net`` and ``setpriv`` (util-linux) do the
-privileged parts before that interpreter starts; otherwise the worker does them itself.
+system interpreter. As root, ``unshare --net --ipc`` and ``setpriv`` (util-linux) do the
+privileged parts before that interpreter starts (otherwise the worker does them itself).
+Without root, the worker starts under bubblewrap in its own user, PID, mount, IPC, UTS and
+network namespaces (``bwrap_args``), with SIGINT ignored by bubblewrap itself (``env
+--ignore-signal``) so that an interrupt sent to the process group reaches only the worker
+and what it started.
+
+A worker is started (``spawn``: confined, greeted) before it is given an episode (``load``),
+so that a pool can keep confined, never-used workers ready.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +28,16 @@ from pathlib import Path
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, is_root, kill_group, kill_uid
+from openenv.envs.repl.isolation import ROOT_UIDS, USER_NAMESPACES, WEAK, bwrap_path, current_isolation
 
 WORKER_FILES = ("worker.py", "worker_support.py")
 READ_LIMIT = 64 << 20
 UNSHARE = shutil.which("unshare", path="/usr/bin:/bin")
 SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin")
+ENV = shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
+SANDBOX_LIB, SANDBOX_WORKDIR = "/opt/openenv-repl", "/session"
+SYSTEM_DIRS = ("/usr", "/etc")
+MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); import worker; worker.main()"
 
 
@@ -51,6 +64,7 @@ class WorkerProcess:
     pending: dict[int, asyncio.Future[dict]] = field(default_factory=dict)
     llm_tasks: set[asyncio.Task[None]] = field(default_factory=set)
     reader: asyncio.Task[None] | None = None
+    group_interrupt: bool = False
 
     @property
     def alive(self) -> bool:
@@ -63,11 +77,57 @@ class WorkerProcess:
         self.proc.stdin.write((json.dumps(msg) + "\n").encode())
         await self.proc.stdin.drain()
 
+    def interrupt(self) -> None:
+        """SIGINT the running cell (the namespace survives)."""
+        try:
+            if self.group_interrupt:
+                os.killpg(self.proc.pid, signal.SIGINT)
+            else:
+                self.proc.send_signal(signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
 
-async def spawn(limits: Limits, ident: Identity, workdir: str, lib: str, init: dict) -> WorkerProcess:
-    """Start a confined worker in ``workdir`` and load ``init`` into it."""
+
+def bwrap_args(bwrap: str, *, lib: str | None, workdir: str | None, network: bool,
+               extra_ro: tuple[str, ...], tmp_bytes: int = 64 << 20) -> list[str]:
+    """bubblewrap in front of the worker: fresh namespaces, system dirs read-only, private work dir and /tmp."""
+    args = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--hostname", "repl"]
+    for path in SYSTEM_DIRS:
+        args += ["--ro-bind", path, path]
+    for path in MERGED_DIRS:  # /bin -> usr/bin on merged-/usr systems; a real directory elsewhere
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in extra_ro:
+        args += ["--ro-bind", path, path]
+    size = str(tmp_bytes)
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+             "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/var/tmp"]
+    if lib is not None:
+        args += ["--ro-bind", lib, SANDBOX_LIB]
+    if workdir is not None:
+        args += ["--bind", workdir, SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR]
+    return [*args, "--"]
+
+
+def _interpreter_dirs(interpreter: str) -> tuple[str, ...]:
+    """Read-only binds a worker interpreter outside the system directories needs (its installation prefix)."""
+    real = os.path.realpath(interpreter)
+    if any(real.startswith(d + os.sep) for d in (*SYSTEM_DIRS, *MERGED_DIRS)):
+        return ()
+    return (os.path.dirname(os.path.dirname(real)),)
+
+
+async def spawn(limits: Limits, ident: Identity, workdir: str, lib: str) -> WorkerProcess:
+    """Start a confined worker in ``workdir``; it greets, then waits for :func:`load`."""
+    namespaced = ident.uid is None and current_isolation() == USER_NAMESPACES
+    inner_lib, inner_workdir = (SANDBOX_LIB, SANDBOX_WORKDIR) if namespaced else (lib, workdir)
     cfg = {
-        "cwd": workdir,
+        "cwd": inner_workdir,
         "uid": ident.uid,
         "gid": ident.gid,
         "network": limits.network,
@@ -75,26 +135,49 @@ async def spawn(limits: Limits, ident: Identity, workdir: str, lib: str, init: d
         "output_chars": limits.output_chars,
         "repr_chars": limits.repr_chars,
     }
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir,
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": inner_workdir, "TMPDIR": inner_workdir,
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    prefix = _launcher(limits, ident, cfg)
+    if namespaced:
+        bwrap = bwrap_path()
+        assert bwrap is not None
+        prefix = [ENV, "--ignore-signal=INT", *bwrap_args(
+            bwrap, lib=lib, workdir=workdir, network=limits.network,
+            extra_ro=_interpreter_dirs(limits.interpreter()), tmp_bytes=limits.file_mb << 20)]
+        cfg["nnp_done"] = True  # bubblewrap sets no_new_privs and drops every capability
+        cfg["rlimits"]["RLIMIT_NPROC"] = limits.max_processes  # counted per user namespace
+    else:
+        prefix = _launcher(limits, ident, cfg)
     try:
         proc = await asyncio.create_subprocess_exec(
-            *prefix, limits.interpreter(), "-I", "-S", "-B", "-c", BOOT, lib, json.dumps(cfg),
+            *prefix, limits.interpreter(), "-I", "-S", "-B", "-c", BOOT, inner_lib, json.dumps(cfg),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, env=env, cwd=workdir, limit=READ_LIMIT,
         )
     except OSError as exc:
         raise EnvExecutionError(f"could not start the REPL worker: {exc}") from exc
     try:
-        hello, ready = await asyncio.wait_for(_handshake(proc, init), limits.start_timeout_s)
+        hello = await asyncio.wait_for(_greeting(proc), limits.start_timeout_s)
     except (asyncio.TimeoutError, OSError, ValueError, EnvExecutionError) as exc:
         await kill(proc, ident)
         stderr = await _drain(proc.stderr)
         detail = exc.message if isinstance(exc, EnvExecutionError) else type(exc).__name__
         raise EnvExecutionError(f"the REPL worker failed to start: {detail} {stderr}".strip()) from exc
-    hello["variables"] = ready.get("variables", [])
-    return WorkerProcess(proc, hello)
+    hello["isolation"] = USER_NAMESPACES if namespaced else (ROOT_UIDS if ident.uid is not None else WEAK)
+    return WorkerProcess(proc, hello, group_interrupt=namespaced)
+
+
+async def load(worker: WorkerProcess, init: dict, timeout_s: float) -> list[str]:
+    """Give a greeted worker its episode (context, task, seed); returns its variable names."""
+    proc = worker.proc
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        await worker.send(init)
+        ready = json.loads(await asyncio.wait_for(proc.stdout.readline(), timeout_s) or b"null")
+    except (asyncio.TimeoutError, OSError, ValueError, RuntimeError) as exc:
+        raise EnvExecutionError(f"the REPL worker did not load the episode: {type(exc).__name__}") from exc
+    if not isinstance(ready, dict) or ready.get("op") != "ready":
+        raise EnvExecutionError("the REPL worker did not load the episode")
+    return list(ready.get("variables", []))
 
 
 def _launcher(limits: Limits, ident: Identity, cfg: dict) -> list[str]:
@@ -137,17 +220,12 @@ def _nproc(limits: Limits) -> int:
     return mine + limits.max_processes
 
 
-async def _handshake(proc: asyncio.subprocess.Process, init: dict) -> tuple[dict, dict]:
-    assert proc.stdout is not None and proc.stdin is not None
+async def _greeting(proc: asyncio.subprocess.Process) -> dict:
+    assert proc.stdout is not None
     hello = json.loads(await proc.stdout.readline() or b"null")
     if not isinstance(hello, dict) or hello.get("op") != "hello":
         raise EnvExecutionError(str(hello.get("error") if isinstance(hello, dict) else "no greeting"))
-    proc.stdin.write((json.dumps(init) + "\n").encode())
-    await proc.stdin.drain()
-    ready = json.loads(await proc.stdout.readline() or b"null")
-    if not isinstance(ready, dict) or ready.get("op") != "ready":
-        raise EnvExecutionError("the worker did not load the episode")
-    return hello, ready
+    return hello
 
 
 async def kill(proc: asyncio.subprocess.Process, ident: Identity | None) -> None:

@@ -8,8 +8,10 @@ from pydantic import BaseModel, Field
 
 from openenv.core.env_server.types import Action, Observation, State
 
-__all__ = ["CodeBlockResult", "REPLAction", "REPLObservation", "REPLState"]
+__all__ = ["CODE", "MULTILINE", "CodeBlockResult", "REPLAction", "REPLObservation", "REPLState"]
 
+CODE = {"format": "code", "contentMediaType": "text/x-python"}
+MULTILINE = {"format": "multiline"}
 Outcome = Literal["ok", "error", "timeout", "memory", "worker_died"]
 Termination = Literal["final", "max_iterations"]
 
@@ -17,16 +19,19 @@ Termination = Literal["final", "max_iterations"]
 class REPLAction(Action):
     """Python code to run in the session's namespace, or a final answer."""
 
-    code: str = Field(default="", description="Python code to execute")
+    code: str = Field(default="", description="Python code to execute", json_schema_extra=CODE)
     is_final: bool = Field(default=False, description="Whether this action submits the final answer")
-    final_answer: str | None = Field(default=None, description="The final answer when is_final is true")
+    final_answer: str | None = Field(default=None, description="The final answer when is_final is true",
+                                     json_schema_extra=MULTILINE)
 
 
 class CodeBlockResult(BaseModel):
     """What one cell did."""
 
-    stdout: str = Field(default="", description="Standard output (capped; see stdout_chars)")
-    stderr: str = Field(default="", description="Standard error (capped; see stderr_chars)")
+    stdout: str = Field(default="", description="Standard output (capped; see stdout_chars)",
+                        json_schema_extra=MULTILINE)
+    stderr: str = Field(default="", description="Standard error (capped; see stderr_chars)",
+                        json_schema_extra=MULTILINE)
     locals_snapshot: dict[str, str] = Field(
         default_factory=dict, description="Short reprs of variables the cell created or changed"
     )

@@ -1,5 +1,9 @@
 """A session's sandbox: one confined worker process, driven over pipes with asyncio.
 
+Each episode gets a never-used worker, taken from the warm pool (``pool.py``) when one
+is ready, with its own working directory (and, as root, its own uid); the previous
+episode's worker is killed at once and cleaned up in the background.
+
 Every coroutine here runs on the shared sandbox loop (``loop.py``). A cell that
 overruns its wall-clock limit gets ``SIGINT`` (the namespace survives); if it
 is still running after the grace period (C code holding the GIL, a swallowed
@@ -11,20 +15,27 @@ was lost.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import enum
 import json
 import logging
 import signal
-import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
-from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, kill_group, kill_uid
-from openenv.envs.repl.launch import WorkerProcess, install_worker, kill, spawn, wait_exit
+from openenv.envs.repl.identity import Identity, kill_group, kill_uid
+from openenv.envs.repl.launch import WorkerProcess, kill, load, spawn, wait_exit
+from openenv.envs.repl.pool import (
+    POOL,
+    Warm,
+    dirs,
+    discard,
+    live_sandboxes,
+    release_later,
+    retire,
+    start_cold,
+)
 
 LLMHandler = Callable[[list[str], "str | None"], Awaitable[list[str]]]
 
@@ -61,41 +72,7 @@ class CellResult:
         return self.outcome is Outcome.OK
 
 
-_workdirs: Workdirs | None = None
-_lib: str | None = None
-_releasing: set[asyncio.Future[None]] = set()
-_release_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openenv-repl-release")
 log = logging.getLogger("openenv.repl")
-_live: weakref.WeakSet[Sandbox] = weakref.WeakSet()
-
-
-def _dirs() -> Workdirs:
-    global _workdirs, _lib
-    if _workdirs is None:
-        _workdirs = Workdirs()
-        _lib = install_worker(_workdirs.root)
-        atexit.register(_cleanup_all, _workdirs)
-    return _workdirs
-
-
-def _dirs_lib() -> str:
-    _dirs()
-    assert _lib is not None
-    return _lib
-
-
-def _drop_dirs_if_idle() -> None:
-    """Remove the parent working directory once no sandbox is open (a new one is made on demand)."""
-    global _workdirs, _lib
-    if _workdirs is not None and not any(box.workdir for box in _live):
-        _workdirs.remove(_workdirs.root)
-        _workdirs = _lib = None
-
-
-def _cleanup_all(dirs: Workdirs) -> None:
-    for box in list(_live):
-        box.kill_now()
-    dirs.remove(dirs.root)
 
 
 class Sandbox:
@@ -116,7 +93,8 @@ class Sandbox:
         self._settling: asyncio.Task[None] | None = None
         self._closed = False
         self.start_time_s = 0.0
-        _live.add(self)
+        self.from_pool = False
+        live_sandboxes.add(self)
 
     # -- lifecycle ------------------------------------------------------------
     @property
@@ -129,27 +107,61 @@ class Sandbox:
         """Process id of the current worker (its process group id too)."""
         return self._worker.proc.pid if self._worker else None
 
+    @property
+    def isolation(self) -> str:
+        """'root-uids', 'user-namespaces' or 'weak': what confines the current worker."""
+        return self._worker.hello.get("isolation", "unknown") if self._worker else "unknown"
+
     async def start(self, *, context: str | None = None, task_prompt: str | None = None,
                     seed: int | None = None) -> list[str]:
-        """Start a fresh worker (killing any old one) and load the episode; returns variable names."""
+        """Give the episode a never-used worker (the old one is killed); returns variable names."""
         if self._closed:
             raise EnvExecutionError("the REPL sandbox is closed")
-        await self._discard_worker()
-        if self.ident is None:
-            self.ident = await asyncio.to_thread(acquire_identity)
-        if self.workdir is not None:  # each episode starts with an empty directory too
-            await asyncio.to_thread(_dirs().remove, self.workdir)
-        self.workdir = _dirs().create(self.ident)
         self._init = {"op": "init", "context": context, "task_prompt": task_prompt, "seed": seed}
         loop = asyncio.get_running_loop()
         began = loop.time()
-        self._worker = await self._spawn()
+        warm = POOL.take_ready(self.limits)
+        self.from_pool = warm is not None
+        try:
+            if warm is None:
+                await self._retire_current()  # first: a cold start may need the uid it frees
+                warm = await start_cold(self.limits)
+            variables = await self._load(warm, retry=self.from_pool)
+            if variables is None:  # a pooled worker that died while waiting: start one now
+                await self._retire_current()
+                warm, self.from_pool = await start_cold(self.limits), False
+                variables = await self._load(warm, retry=False)
+            assert variables is not None
+            await self._retire_current()  # the old episode's worker dies once the new one is ready
+        finally:
+            POOL.refill_soon()
+        self._worker, self.ident, self.workdir = warm.worker, warm.ident, warm.workdir
+        warm.worker.reader = asyncio.ensure_future(self._read(warm.worker))
         self.start_time_s = loop.time() - began
-        return self._worker.hello.get("variables", [])
+        return variables
+
+    async def _load(self, warm: Warm, *, retry: bool) -> list[str] | None:
+        """Give ``warm`` the episode; on failure retire it, then None (``retry``) or raise."""
+        try:
+            return await load(warm.worker, self._init, self.limits.start_timeout_s)
+        except EnvExecutionError:
+            retire(warm)
+            if retry:
+                return None
+            raise
+        except BaseException:  # cancelled: the taken worker must not be left running
+            retire(warm)
+            raise
 
     async def _spawn(self) -> WorkerProcess:
+        """A replacement worker for this episode (same uid and directory), with the episode re-loaded."""
         assert self.ident is not None and self.workdir is not None
-        worker = await spawn(self.limits, self.ident, self.workdir, _dirs_lib(), self._init)
+        worker = await spawn(self.limits, self.ident, self.workdir, dirs.lib)
+        try:
+            await load(worker, self._init, self.limits.start_timeout_s)
+        except EnvExecutionError:
+            await kill(worker.proc, self.ident)
+            raise
         worker.reader = asyncio.ensure_future(self._read(worker))
         return worker
 
@@ -220,7 +232,7 @@ class Sandbox:
         except asyncio.CancelledError:
             self._abandon(worker, fut)
             raise
-        _signal(worker.proc, signal.SIGINT)
+        worker.interrupt()
         try:
             reply = await asyncio.wait_for(asyncio.shield(fut), self.limits.interrupt_grace_s)
         except asyncio.CancelledError:
@@ -263,7 +275,7 @@ class Sandbox:
         """The caller gave up on a running cell: interrupt it, kill the worker if it will not stop."""
         if fut.done():
             return
-        _signal(worker.proc, signal.SIGINT)
+        worker.interrupt()
 
         async def settle() -> None:
             try:
@@ -317,7 +329,11 @@ class Sandbox:
     async def _kill(self, proc: asyncio.subprocess.Process) -> None:
         await kill(proc, self.ident)
 
-    async def _discard_worker(self) -> None:
+    async def _retire_current(self) -> None:
+        """Hand the episode's worker, directory and uid to the background clean-up."""
+        await self._discard_worker(retire_now=True)
+
+    async def _discard_worker(self, *, retire_now: bool = False) -> None:
         if self._settling is not None:
             self._settling.cancel()
             self._settling = None
@@ -330,8 +346,12 @@ class Sandbox:
                 worker = None
             if worker is not None:
                 await self._kill(worker.proc)
-        if self._worker is not None:
-            worker, self._worker = self._worker, None
+        worker, self._worker = self._worker, None
+        if retire_now and self.ident is not None and self.workdir is not None:
+            discard(worker, self.ident, self.workdir)
+            self.ident = self.workdir = None
+            return
+        if worker is not None:
             for task in list(worker.llm_tasks):
                 task.cancel()
             await self._kill(worker.proc)
@@ -342,16 +362,13 @@ class Sandbox:
             return
         self._closed = True
         await self._discard_worker()
-        if self.workdir is not None:
-            await asyncio.to_thread(_dirs().remove, self.workdir)
-            self.workdir = None
-        if self.ident is not None:  # scrubbing /tmp takes a while: release the uid in the background
+        if self.workdir is not None and dirs.workdirs is not None:
+            await asyncio.to_thread(dirs.workdirs.remove, self.workdir)
+        self.workdir = None
+        if self.ident is not None:
             ident, self.ident = self.ident, None
-            fut = asyncio.get_running_loop().run_in_executor(_release_pool, ident.release)
-            _releasing.add(fut)
-            fut.add_done_callback(_released)
-        _live.discard(self)
-        _drop_dirs_if_idle()
+            release_later(ident)
+        live_sandboxes.discard(self)
 
     def kill_now(self) -> None:
         """Synchronous last-resort kill (interpreter exit)."""
@@ -359,12 +376,6 @@ class Sandbox:
             kill_group(self._worker.proc.pid)
         if self.ident is not None and self.ident.uid is not None:
             kill_uid(self.ident.uid)
-
-
-def _released(fut: asyncio.Future[None]) -> None:
-    _releasing.discard(fut)
-    if not fut.cancelled() and fut.exception() is not None:
-        log.warning("could not release a REPL worker uid: %s", fut.exception())
 
 
 def _forget(worker: WorkerProcess, rid: int | None, fut: asyncio.Future[dict]) -> None:
@@ -375,10 +386,3 @@ def _forget(worker: WorkerProcess, rid: int | None, fut: asyncio.Future[dict]) -
         for key in [k for k, v in worker.pending.items() if v is fut]:
             del worker.pending[key]
     fut.cancel()
-
-
-def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
-    try:
-        proc.send_signal(sig)
-    except ProcessLookupError:
-        pass

@@ -13,5 +13,8 @@ except ModuleNotFoundError as exc:  # the optional extra is missing
 
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+from openenv.core.env_server.types import Observation
 
-app = create_app(ToolboxEnvironment, CallToolAction, CallToolObservation, env_name="toolbox")
+app = create_app(
+    ToolboxEnvironment, CallToolAction, CallToolObservation, env_name="toolbox", reset_observation_cls=Observation
+)

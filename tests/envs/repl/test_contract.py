@@ -11,4 +11,5 @@ class TestREPLContract(EnvContractTests):
     deterministic_steps = False  # each cell reports its own execution time
 
     def make_env(self) -> REPLEnvironment:
-        return REPLEnvironment(limits=test_limits(), llm=None)
+        # Warm workers belong to the process, not to one env: they rightly outlive a closed env.
+        return REPLEnvironment(limits=test_limits(warm_workers=0), llm=None)

@@ -7,7 +7,7 @@ import time
 
 from openenv.envs.repl.identity import is_root
 from tests._require import require
-from tests.envs.repl.conftest import pid_gone, run
+from tests.envs.repl.conftest import pid_gone, run, test_limits
 
 SECRET = "s3cret-of-session-a"
 
@@ -161,7 +161,8 @@ def test_files_left_in_shared_temp_dirs_are_gone_before_the_uid_is_reused(make_e
     require(is_root(), "root, for per-session uids")
     monkeypatch.setattr(identity, "UID_BASE", 480000 + os.getpid() % 10000)
     monkeypatch.setattr(identity, "UID_COUNT", 1)
-    a = make_env()
+    limits = test_limits(warm_workers=0)  # one uid: none to spare for warm workers
+    a = make_env(limits=limits)
     path = f"/tmp/openenv-repl-test-leak-{os.getpid()}"
     run(a, f"open({path!r}, 'w').write('secret of a')\nimport os\nos.makedirs({path!r} + '.d/x')")
     uid = a._sandbox.ident.uid
@@ -171,7 +172,7 @@ def test_files_left_in_shared_temp_dirs_are_gone_before_the_uid_is_reused(make_e
     while (os.path.exists(path) or os.path.exists(path + ".d")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(path) and not os.path.exists(path + ".d")
-    b = make_env()  # the pool has one uid: b gets a's uid back
+    b = make_env(limits=limits)  # the pool has one uid: b gets a's uid back
     assert b._sandbox.ident.uid == uid
 
 
@@ -182,10 +183,11 @@ def test_sysv_ipc_objects_do_not_outlive_the_session(make_env, monkeypatch) -> N
     monkeypatch.setattr(identity, "UID_BASE", 490000 + os.getpid() % 10000)
     monkeypatch.setattr(identity, "UID_COUNT", 1)
     shmget = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-    a = make_env()
+    limits = test_limits(warm_workers=0)  # one uid: none to spare for warm workers
+    a = make_env(limits=limits)
     made = run(a, shmget + "libc.shmget(0x5eed, 4096, 0o1600) >= 0")  # IPC_CREAT | 0600
     assert made.result.stdout.strip().endswith("True")
     a.close()
-    b = make_env()  # same uid as a (the pool has one)
+    b = make_env(limits=limits)  # same uid as a (the pool has one)
     found = run(b, shmget + "(libc.shmget(0x5eed, 0, 0), ctypes.get_errno())")
     assert found.result.stdout == "(-1, 2)\n"  # ENOENT: a's segment died with a's IPC namespace

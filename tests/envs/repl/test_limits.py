@@ -195,7 +195,7 @@ def test_open_files_limit(make_env) -> None:
 
 
 def test_fallback_path_without_root_privileges(make_env, monkeypatch) -> None:
-    """The non-root code path (shared uid, no unshare/setpriv uid drop) still limits and cleans up."""
+    """The weak path (no root, no namespaces: shared uid) still limits and cleans up."""
     from openenv.envs.repl import identity, launch
 
     monkeypatch.setattr(identity, "is_root", lambda: False)

@@ -168,3 +168,12 @@ def test_0_10_style_sync_and_async_without_sync(repl_url):
             return (await env.execute("print('a')")).observation.result.stdout
 
     assert asyncio.run(main()).strip() == "a"
+
+
+def test_health_and_metadata_report_the_isolation_in_force(repl_url: str) -> None:
+    from openenv.envs.repl.identity import is_root
+
+    expected = "root-uids" if is_root() else "user-namespaces"
+    assert httpx.get(f"{repl_url}/health", timeout=10).json()["isolation"] == expected
+    meta = httpx.get(f"{repl_url}/metadata", timeout=10).json()
+    assert meta["isolation"] == expected and meta["warm_workers"] == 2

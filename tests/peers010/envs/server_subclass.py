@@ -48,14 +48,18 @@ class CountServer(HTTPEnvServer):
 
         @app.post("/preview")
         def preview(body: dict) -> dict:
-            env = CountEnvironment()
+            env = self._env_factory()
             env.reset(seed=body.get("seed"))
             obs = env.step(deserialize_action(body["action"], self.action_cls))
             return serialize_observation(obs)
 
         @app.get("/info")
         def info() -> dict:
-            return {"action": self.action_cls.__name__, "observation": self.observation_cls.__name__}
+            status = self.get_capacity_status()
+            return {"action": self.action_cls.__name__, "observation": self.observation_cls.__name__,
+                    "max": self.max_concurrent_envs, "active": self.active_sessions,
+                    "slots": status.available_slots, "safe": self.is_concurrency_safe,
+                    "config": self.concurrency_config.model_dump()}
 
 
 server = CountServer(CountEnvironment, CountAction, CountObservation, None, ConcurrencyConfig(max_concurrent_envs=3))

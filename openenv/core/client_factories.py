@@ -31,9 +31,9 @@ def env_handle(cls: type, target: str, kwargs: dict[str, Any]) -> BootstrapHandl
     async def start_async() -> Any:
         client = await asyncio.to_thread(build)  # starting a server blocks: off the loop
         try:
-            await client._connect_async()
+            await client._connect_entry()
         except BaseException:
-            await client._close_async()
+            await client._close_entry()
             raise
         return client
 

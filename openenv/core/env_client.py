@@ -179,7 +179,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             return child
 
         async def connected() -> EnvClient[ActT, ObsT, StateT]:
-            await child._connect_async()
+            await child._connect_entry()
             return child
 
         return connected()
@@ -205,10 +205,25 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self.sync().close()
 
     async def __aenter__(self) -> EnvClient[ActT, ObsT, StateT]:
-        return await self._connect_async()
+        await self._connect_entry()
+        return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._close_async()
+        await self._close_entry()
+
+    async def _connect_entry(self) -> Any:
+        """Open the client: through a subclass's own ``async def connect`` where it has one (0.3-style
+        subclasses extend ``connect``/``close`` and call ``super()``), else directly."""
+        if type(self).connect is not EnvClient.connect:
+            return await self.connect()
+        return await self._connect_async()
+
+    async def _close_entry(self) -> None:
+        """Close the client, through a subclass's own ``async def close`` where it has one."""
+        if type(self).close is not EnvClient.close:
+            await self.close()
+        else:
+            await self._close_async()
 
     def _spawn(self) -> EnvClient[ActT, ObsT, StateT]:
         return type(self)(
@@ -342,7 +357,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             if child._sync_bound():
                 await asyncio.to_thread(child.sync().close)
             else:
-                await child._close_async()
+                await child._close_entry()
         if self._state is ClientState.CLOSED:
             return
         self._state = ClientState.CLOSED

@@ -72,7 +72,7 @@ class SyncEnvClient:
             return self._loop.run_until_complete(coro)
 
     def connect(self) -> SyncEnvClient:
-        self._run(self._client._connect_async() if self._native else _inside(self._client.connect))
+        self._run(self._client._connect_entry() if self._native else _inside(self._client.connect))
         return self
 
     def reset(self, **kwargs: Any) -> StepResult:
@@ -100,7 +100,7 @@ class SyncEnvClient:
         if self._loop.is_closed():
             return
         try:
-            self._run(self._client._close_async() if self._native else _inside(self._client.close))
+            self._run(self._client._close_entry() if self._native else _inside(self._client.close))
         finally:
             try:
                 self._run(_finish_tasks())  # what a dropped socket left behind (keepalive, reader)

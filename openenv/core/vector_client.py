@@ -181,7 +181,7 @@ class VectorEnvClient:
         """Open every session; one that cannot connect closes the others and raises."""
         if self._closed:
             raise ClientStateError("This vector client is closed; create a new one")
-        _, errors = await self._settle([c._connect_async() for c in self.clients])
+        _, errors = await self._settle([c._connect_entry() for c in self.clients])
         failed = next((e for e in errors if e is not None), None)
         if failed is not None:
             await self.close_async()
@@ -254,7 +254,7 @@ class VectorEnvClient:
         if self._closed:
             return
         self._closed = True
-        closers = [e.close() if self._recorded else e._close_async() for e in self._envs]
+        closers = [e.close() if self._recorded else e._close_entry() for e in self._envs]
         await asyncio.gather(*closers, return_exceptions=True)
 
     async def __aenter__(self) -> VectorEnvClient:

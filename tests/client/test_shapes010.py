@@ -38,11 +38,22 @@ def test_validate_passes_a_010_server_and_checks_its_mcp(published_url):
     assert statuses["http.mcp"] == "pass" and statuses["ws.reset_step_state"] == "pass"
 
 
-def test_validate_passes_a_non_mcp_server_answering_the_jsonrpc_error(echo_url):
-    # every server of ours has POST /mcp; a non-MCP env answers -32603 "Environment does not support MCP"
+def test_validate_checks_our_mcp_and_passes_a_server_without_one(echo_url):
     code, report = _validate(echo_url)
+    assert code == 0 and _statuses(report)["http.mcp"] == "pass"
+    from fastapi import FastAPI, Response
+
+    from openenv.core.env_server import create_app
+    from openenv.envs.echo import EchoEnvironment, EchoObservation
+    from tests.server_utils import running_server
+
+    outer = FastAPI()  # a 0.3-style server: no /mcp route
+    outer.post("/mcp")(lambda: Response(status_code=404))
+    outer.mount("/", create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo", web=False))
+    with running_server(outer, lifespan="off") as url:
+        code, report = _validate(url)
     check = next(c for c in report["checks"] if c["name"] == "http.mcp")
-    assert code == 0 and check["status"] == "pass" and "-32603" in check["message"]
+    assert code == 0 and check["status"] == "pass" and "no /mcp" in check["message"]
 
 
 def test_validate_fails_an_mcp_route_that_is_not_json_rpc():

@@ -409,6 +409,11 @@ class EpisodeStore:
         with guarded("load steps"), self.engine.connect() as conn:
             return queries.load_steps(conn, episode_id, start=start, limit=limit)
 
+    def load_rewards(self, episode_id: str) -> list[float | None]:
+        """Every step's reward in index order (index 0 is the reset), wherever the step is kept."""
+        with guarded("load rewards"), self.engine.connect() as conn:
+            return queries.load_rewards(conn, episode_id)
+
     def distinct_values(self, facet: str, *, limit: int = 500) -> list[str]:
         """Distinct values of ``env``, ``source``, ``label`` or ``tag`` (filter menus)."""
         with guarded("list values"), self.engine.connect() as conn:

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import text
-
 from openenv.recording import Diff, EpisodeFilter, EpisodeStore, StepRecord, diff
 from webui.obs_view import View, build_view
 
@@ -69,20 +67,19 @@ def parse_listing(query: Mapping[str, str]) -> ListingQuery:
     return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor)
 
 
+_FACETS = {"env_name": "env", "source": "source", "label": "label"}
+
+
 def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[str]:
-    """Distinct ``env_name``/``source``/``label`` values, read from the (small) run table."""
-    if column not in ("env_name", "source", "label"):
+    """Distinct ``env_name``/``source``/``label`` values (the recording library's facet read)."""
+    if column not in _FACETS:
         raise ValueError(column)
-    sql = text(f"SELECT DISTINCT {column} FROM env_run WHERE {column} IS NOT NULL ORDER BY {column} LIMIT :n")
-    with store.engine.connect() as conn:
-        return [r[0] for r in conn.execute(sql, {"n": limit})]
+    return store.distinct_values(_FACETS[column], limit=limit)
 
 
 def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:
-    """Every step's reward in order (index 0 is the reset); one indexed range read."""
-    sql = text("SELECT reward FROM step WHERE episode_id = :e ORDER BY idx")
-    with store.engine.connect() as conn:
-        return [r[0] for r in conn.execute(sql, {"e": episode_id})]
+    """Every step's reward in order (index 0 is the reset), wherever the store keeps the step."""
+    return store.load_rewards(episode_id)
 
 
 def summarize(value: Any) -> str:

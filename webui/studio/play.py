@@ -23,7 +23,7 @@ from webui.forms import Node, build_form
 from webui.studio.errors import NotFoundError, PlayError
 from webui.web_sessions import WebSession
 
-__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions"]
+__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions", "reset_schema"]
 
 MAX_PLAY_SESSIONS = 64
 PLAY_HISTORY = 20  # rows in the Play page's history; the episode page has every step
@@ -35,6 +35,15 @@ RESET_SCHEMA: dict[str, Any] = {
         "episode_id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Episode id"},
     },
 }
+
+
+def reset_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The env's reset parameters from its ``/schema`` (its ``reset`` key, the same schema its own
+    ``/web`` page builds the reset form from); seed and episode id for a server without it."""
+    reset = (schema or {}).get("reset")
+    if isinstance(reset, dict) and isinstance(reset.get("properties"), dict):
+        return reset
+    return RESET_SCHEMA
 
 
 @dataclass(eq=False)
@@ -91,7 +100,7 @@ class PlaySessions:
                         provider=None if provider == "url" else provider)
         ps = PlaySession(
             id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
-            action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(RESET_SCHEMA),
+            action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(reset_schema(schema)),
             web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help((schema or {}).get("observation") or {}),
         )
         ps.web.id = ps.id
@@ -125,6 +134,14 @@ class PlaySessions:
             payload = _payload(result)
             ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
         return payload
+
+    async def state(self, ps: PlaySession) -> Any:
+        """The session's current state (``None`` before the first reset)."""
+        if ps.episode_id is None:
+            return None
+        async with ps.lock:
+            state = await ps.client.state()
+        return state if isinstance(state, dict) else getattr(state, "__dict__", state)
 
     async def close(self, sid: str) -> None:
         ps = self._items.pop(sid, None)

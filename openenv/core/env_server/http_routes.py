@@ -167,7 +167,8 @@ def build_http_router(server: HTTPEnvServer) -> APIRouter:
 
     @router.get("/schema", summary="Action, observation and state JSON schemas")
     async def schema() -> Response:
-        return _JSON(server.schemas())
+        # "reset" (additive, ours): the reset parameters' schema, for remote forms such as the studio's
+        return _JSON({**server.schemas(), "reset": server.reset_params_schema()})
 
     @router.get("/metadata", summary="Environment metadata")
     async def metadata() -> Response:

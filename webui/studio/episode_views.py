@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from openenv.recording import Diff, EpisodeFilter, EpisodeStore, StepRecord, diff
-from webui.obs_view import View, build_view
+from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff
+from webui.env_views import payload_schema
+from webui.obs_view import View, build_view, schema_at
 
 __all__ = ["FILTER_FIELDS", "ListingQuery", "StepPanel", "distinct_values", "load_step_panel",
            "parse_listing", "reward_series"]
@@ -109,8 +110,16 @@ def step_source(step: StepRecord) -> dict[str, Any]:
             "state": step.state}
 
 
+def recorded_schema(ep: EpisodeRecord) -> dict[str, Any] | None:
+    """The step values' schema kept with the episode's run (the studio's Play keeps the env's
+    observation schema in the run's info), for ``schema_at``."""
+    info = ep.run.info if ep.run is not None and isinstance(ep.run.info, dict) else {}
+    obs = info.get("observation_schema")
+    return payload_schema(obs) if isinstance(obs, dict) else None
+
+
 def load_step_panel(store: EpisodeStore, episode_id: str, index: int, last_index: int,
-                    window: int) -> StepPanel | None:
+                    window: int, schema: dict[str, Any] | None = None) -> StepPanel | None:
     """Step ``index`` (clamped) with the previous one for the diff and ``window`` steps around it."""
     index = max(0, min(index, last_index))
     start = max(0, min(index - window // 2, last_index - window + 1))
@@ -132,7 +141,8 @@ def load_step_panel(store: EpisodeStore, episode_id: str, index: int, last_index
         step=step,
         source=source,
         action=build_view(step.action, "/action") if step.action is not None else None,
-        observation=build_view(obs, "/observation"),
+        observation=build_view(obs, "/observation", schema=schema_at(schema, "/observation")
+                               if isinstance(step.observation, dict) else None),
         metadata=build_view(step.metadata, "/metadata") if step.metadata else None,
         state=build_view(step.state, "/state") if step.state is not None else None,
         diff=diff(prev.observation, step.observation) if prev is not None else None,

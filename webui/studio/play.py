@@ -59,6 +59,8 @@ class PlaySession:
     reset_node: Node
     web: WebSession
     obs_help: dict[str, str] = field(default_factory=dict)
+    obs_schema: dict[str, Any] | None = None
+    state_schema: dict[str, Any] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
 
@@ -96,12 +98,16 @@ class PlaySessions:
             await inner.connect()
         except OpenEnvError as exc:
             raise PlayError(f"could not open a session on {base_url}: {exc.message}") from exc
+        schema = schema if isinstance(schema, dict) else {}
+        obs_schema = schema.get("observation") if isinstance(schema.get("observation"), dict) else None
         client = record(inner, store=self.store, source="human", label="studio",
-                        provider=None if provider == "url" else provider)
+                        provider=None if provider == "url" else provider,
+                        info={"observation_schema": obs_schema} if obs_schema else None)
         ps = PlaySession(
             id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
             action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(reset_schema(schema)),
-            web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help((schema or {}).get("observation") or {}),
+            web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help(obs_schema or {}),
+            obs_schema=obs_schema, state_schema=schema.get("state") if isinstance(schema.get("state"), dict) else None,
         )
         ps.web.id = ps.id
         self._items[ps.id] = ps

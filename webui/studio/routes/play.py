@@ -26,7 +26,8 @@ _STATUS = {"VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "
 
 
 def _views(ps: PlaySession) -> PageViews:
-    return PageViews(action_node=ps.action_node, reset_node=ps.reset_node)
+    return PageViews(action_node=ps.action_node, reset_node=ps.reset_node, obs_help=ps.obs_help,
+                     obs_schema=ps.obs_schema, state_schema=ps.state_schema)
 
 
 def _ctx(request: Request, ps: PlaySession, *, full: bool = False, **extra: Any) -> dict[str, Any]:

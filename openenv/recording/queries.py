@@ -24,6 +24,7 @@ __all__ = [
     "distinct_values",
     "get_episode",
     "list_episodes",
+    "list_forks",
     "load_rewards",
     "load_steps",
     "resolve_id",
@@ -124,6 +125,8 @@ def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None
         reset_kwargs=loads(m["reset_kwargs"]) if "reset_kwargs" in m else {},
         tags=tags,
         run=run,
+        parent_episode_id=m.get("parent_episode_id"),
+        fork_step=m.get("fork_step"),
     )
 
 
@@ -160,6 +163,13 @@ def list_episodes(
     tags = _tags_for(conn, [r.id for r in rows])
     items = [_episode(r, tags=tags.get(r.id, ())) for r in rows]
     return EpisodePage(items=items, next_cursor=_cursor(items[-1]) if more else None)
+
+
+def list_forks(conn: Connection, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:
+    """Episodes forked from ``episode_id``, oldest first (an index read on ``parent_episode_id``)."""
+    stmt = (select(*_LIST_COLUMNS).where(_EP.c.parent_episode_id == episode_id)
+            .order_by(_EP.c.started_at, _EP.c.id).limit(max(1, min(int(limit), MAX_PAGE))))
+    return [_episode(r) for r in conn.execute(stmt)]
 
 
 def count_episodes(conn: Connection, filters: EpisodeFilter) -> int:

@@ -73,7 +73,7 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
     chart = page.locator("#live svg.chart")
     assert chart.get_attribute("data-points") == "4"
     assert page.locator("#live svg.chart rect.bar").count() == 3
-    assert chart.locator("title").inner_text() == "return 1.7 after 3 steps"
+    assert chart.locator("title").text_content() == "return 1.7 after 3 steps"
     timeline = [float(t) for t in page.locator("#step-view .timeline-window tbody tr td:nth-child(3)").all_inner_texts()[1:]]
     assert timeline == pytest.approx([0.5, 0.6, 0.6])
 

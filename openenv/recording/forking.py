@@ -67,6 +67,12 @@ class Fork:
     report: ForkReport
     pending: list[StepRecord] = field(default_factory=list)
     make_action: Callable[[dict[str, Any]], Any] | None = None
+    on_result: Callable[[StepRecord, Any], None] | None = None
+
+    def _seen(self, recorded: StepRecord, result: Any) -> None:
+        self.report.replayed = recorded.index
+        if self.on_result is not None:
+            self.on_result(recorded, result)
 
     def _action(self, step: StepRecord) -> Any:
         return step.action if self.make_action is None else self.make_action(step.action or {})
@@ -75,16 +81,14 @@ class Fork:
         """Replay the remaining recorded actions up to ``fork_step`` (async client)."""
         while self.pending:
             step = self.pending.pop(0)
-            await self.client.step(self._action(step))
-            self.report.replayed = step.index
+            self._seen(step, await self.client.step(self._action(step)))
         return self.report
 
     def proceed_sync(self) -> ForkReport:
         """``proceed`` for a sync client."""
         while self.pending:
             step = self.pending.pop(0)
-            self.client.step(self._action(step))
-            self.report.replayed = step.index
+            self._seen(step, self.client.step(self._action(step)))
         return self.report
 
 
@@ -112,50 +116,55 @@ def _recording(client: Any, store: EpisodeStore, parent: EpisodeRecord, sync: bo
 
 async def fork(
     store: EpisodeStore, episode_id: str, client: Any, *, step: int, keep_going: bool = False,
-    make_action: Callable[[dict[str, Any]], Any] | None = None, **record_options: Any,
+    make_action: Callable[[dict[str, Any]], Any] | None = None,
+    on_result: Callable[[StepRecord, Any], None] | None = None, **record_options: Any,
 ) -> Fork:  # fmt: skip
     """Fork ``episode_id`` at ``step`` on ``client`` (an async client for a fresh session of an
-    env of the same kind); stops at the first divergence unless ``keep_going``. ``record_options``
-    go to ``record`` (``label``, ``source``...) when ``client`` is not recording already."""
+    env of the same kind); stops at the first divergence unless ``keep_going``. ``on_result(recorded,
+    result)`` sees each replayed step; ``record_options`` go to ``record`` (``label``, ``source``...)
+    when ``client`` is not recording already."""
     if not inspect.iscoroutinefunction(getattr(client, "step", None)):
         raise TypeError("fork() needs an async client; use fork_sync() for a SyncEnvClient")
     parent, steps = _plan(store, episode_id, step)
     rec = _recording(client, store, parent, False, dict(record_options))
-    out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action)
+    out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action, on_result=on_result)
     checker = _Checker(parent.id)
     result = await rec.reset(**parent.reset_kwargs)
     out.report.episode_id = rec.episode_id
     store.mark_fork(rec.episode_id, parent.id, step)
+    out._seen(steps[0], result)
     _check(out, checker, steps[0], result)
     for i, recorded in enumerate(steps[1:], start=1):
         if out.report.divergence is not None and not keep_going:
             out.pending = steps[i:]
             break
         result = await rec.step(out._action(recorded))
-        out.report.replayed = recorded.index
+        out._seen(recorded, result)
         _check(out, checker, recorded, result)
     return out
 
 
 def fork_sync(
     store: EpisodeStore, episode_id: str, client: Any, *, step: int, keep_going: bool = False,
-    make_action: Callable[[dict[str, Any]], Any] | None = None, **record_options: Any,
+    make_action: Callable[[dict[str, Any]], Any] | None = None,
+    on_result: Callable[[StepRecord, Any], None] | None = None, **record_options: Any,
 ) -> Fork:  # fmt: skip
     """``fork`` for a ``SyncEnvClient``."""
     parent, steps = _plan(store, episode_id, step)
     rec = _recording(client, store, parent, True, dict(record_options))
-    out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action)
+    out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action, on_result=on_result)
     checker = _Checker(parent.id)
     result = rec.reset(**parent.reset_kwargs)
     out.report.episode_id = rec.episode_id
     store.mark_fork(rec.episode_id, parent.id, step)
+    out._seen(steps[0], result)
     _check(out, checker, steps[0], result)
     for i, recorded in enumerate(steps[1:], start=1):
         if out.report.divergence is not None and not keep_going:
             out.pending = steps[i:]
             break
         result = rec.step(out._action(recorded))
-        out.report.replayed = recorded.index
+        out._seen(recorded, result)
         _check(out, checker, recorded, result)
     return out
 

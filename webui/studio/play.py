@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from openenv.core import GenericEnvClient, OpenEnvError
-from openenv.recording import EpisodeStore, record
+from openenv.recording import EpisodeStore, fork, record
 from webui.env_views import field_help
 from webui.forms import Node, build_form
 from webui.studio.errors import NotFoundError, PlayError
@@ -63,6 +63,13 @@ class PlaySession:
     state_schema: dict[str, Any] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
+    fork: Any = None  # an ``openenv.recording.Fork`` while this session plays a fork
+
+    @property
+    def forked_from(self) -> tuple[str, int] | None:
+        """(parent episode id, fork step) when this session's episode is a fork."""
+        f = self.fork
+        return (f.report.parent_id, f.report.fork_step) if f is not None and f.report.episode_id == self.episode_id else None
 
     @property
     def episode_id(self) -> str | None:
@@ -116,6 +123,13 @@ class PlaySessions:
             await _close_quietly(old)
         return ps
 
+    def find(self, sid: str, runtime_id: str) -> PlaySession | None:
+        """The open session ``sid`` on ``runtime_id``, if there is one."""
+        ps = self._items.get(sid)
+        if ps is None or ps.runtime_id != runtime_id:
+            return None
+        return self.get(sid)
+
     def get(self, sid: str) -> PlaySession:
         ps = self._items.get(sid)
         if ps is None:
@@ -148,6 +162,24 @@ class PlaySessions:
         async with ps.lock:
             state = await ps.client.state()
         return state if isinstance(state, dict) else getattr(state, "__dict__", state)
+
+    async def fork(self, ps: PlaySession, episode_id: str, step: int) -> Any:
+        """Fork ``episode_id`` at ``step`` on this session (``openenv.recording.fork``): its replayed
+        steps fill the history; stops at the first divergence (then ``proceed`` replays the rest)."""
+        def seen(recorded: Any, result: Any) -> None:
+            kind = "reset" if recorded.index == 0 else "step"
+            ps.web.record(kind, recorded.action if kind == "step" else {}, _payload(result), recorded.latency_ms or 0.0)
+
+        async with ps.lock:
+            ps.fork = await fork(self.store, episode_id, ps.client, step=step, on_result=seen)
+        return ps.fork
+
+    async def proceed(self, ps: PlaySession) -> Any:
+        """Replay what a divergence left of the session's fork, up to its fork step."""
+        if ps.fork is None:
+            raise PlayError("this play session is not forking an episode")
+        async with ps.lock:
+            return await ps.fork.proceed()
 
     async def close(self, sid: str) -> None:
         ps = self._items.pop(sid, None)

@@ -101,7 +101,7 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
             "runtimes": runtimes, "launchable": _launchable(studio, ep.env_name) is not None,
             "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
-            "job": None, "saved": False}
+            "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else []}
 
 
 def _launchable(studio: Studio, env_name: str) -> Entry | None:

@@ -51,7 +51,10 @@ async def play_page(request: Request, rid: str) -> Response:
     rt = studio.launcher.get(rid)
     if not rt.live or not rt.base_url:
         raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
-    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+    sid = request.query_params.get("session", "")
+    ps = studio.plays.find(sid, rt.id) if sid else None  # a fork goes on in the session it replayed on
+    if ps is None:
+        ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
     return page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), **_ctx(request, ps, full=True))
 
 

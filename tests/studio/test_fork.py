@@ -159,3 +159,31 @@ def test_a_schema_2_postgres_store_gains_the_fork_columns(pg_url: str, echo_url:
         ep = store.get_episode(child)
         assert (ep.parent_episode_id, ep.fork_step) == (old, 1)
         assert [f.id for f in store.list_forks(old)] == [child]
+
+
+def test_fork_routes_answer_bad_input_clearly(sc, studio_data: Path) -> None:  # noqa: ANN001 - StudioClient
+    from tests.studio.test_play_reset_state import attach
+    from tests.webui.servers import echo_app
+
+    with serve(echo_app()) as url:
+        rid = attach(sc, url)
+        try:
+            store = EpisodeStore(studio_data / "episodes.db")
+            with record(GenericEnvClient(base_url=url).sync(), store=store) as env:
+                env.reset()
+                env.step({"message": "one"})
+                eid = env.episode_id
+            store.close()
+            assert "Fork here" in sc.page(f"/episodes/{eid}").by_id("fork-form").text()
+            assert sc.post(f"/episodes/{eid}/fork", {"runtime": rid, "step": "x"}).status_code == 400
+            resp = sc.post(f"/episodes/{eid}/fork", {"runtime": rid, "step": "5"})
+            assert resp.status_code == 400 and "steps 0..1" in resp.text
+            assert sc.post(f"/episodes/{eid}/fork", {"runtime": "nope", "step": "1"}).status_code == 404
+            assert sc.post(f"/episodes/{'0' * 32}/fork", {"runtime": rid, "step": "1"}).status_code == 404
+            resp = sc.post(f"/episodes/{eid}/fork", {"runtime": rid, "step": "1"})
+            assert resp.status_code == 200 and resp.headers["HX-Redirect"].startswith(f"/play/{rid}?session=")
+            play = sc.page(resp.headers["HX-Redirect"])
+            assert f"forked from {eid[:12]} at step 1" in play.by_id("play-episode").text()
+            assert sc.post("/play/s/nope/fork/proceed").status_code == 404
+        finally:
+            sc.post(f"/envs/r/{rid}/stop")

@@ -68,3 +68,25 @@ def test_play_has_the_same_reset_form_as_web_and_a_state_panel(sc: StudioClient,
     finally:
         sc.post(f"/play/s/{sid}/close", {})
         sc.post(f"/envs/r/{rid}/stop")
+
+
+def test_play_has_the_repl_servers_own_reset_form(sc: StudioClient) -> None:
+    """The case the issue was filed for: the REPL's reset takes context, task prompt, expected
+    answer and max iterations, and Play now offers them as its own /web page does."""
+    from openenv.core.env_server import create_app
+    from openenv.envs.repl.environment import REPLEnvironment
+    from openenv.envs.repl.models import REPLAction, REPLObservation
+
+    with serve(create_app(REPLEnvironment, REPLAction, REPLObservation, env_name="repl")) as url:
+        rid = attach(sc, url)
+        try:
+            web = parse(httpx.get(url + "/web", trust_env=False).text)
+            resp = sc.http.get(f"/play/{rid}")
+            doc = page(resp.text)
+            sid = doc.by_id("env-page").attrs["data-session"]
+            fields = _names(doc.by_id("reset-form")) - {"csrf_token"}
+            assert fields == _names(web.by_id("reset-form"))
+            assert {"r.context", "r.task_prompt", "r.expected_answer", "r.max_iterations"} <= fields
+            sc.post(f"/play/s/{sid}/close", {})
+        finally:
+            sc.post(f"/envs/r/{rid}/stop")

@@ -55,6 +55,17 @@ def test_fork_replays_to_k_and_continues_as_a_linked_episode(tmp_path: Path, ech
     assert ep.total_reward == pytest.approx(0.1 + 0.2 + 0.3 + 1.2)
     assert [e.id for e in store.list_forks(parent)] == [child] and store.list_forks(child) == []
     assert store.get_episode(parent).parent_episode_id is None
+    from openenv.recording import export_jsonl, export_parquet, import_jsonl, import_parquet
+
+    export_parquet(store, tmp_path / "f.parquet", episode_ids=[child])
+    with open(tmp_path / "f.jsonl", "w") as fh:
+        export_jsonl(store, fh, episode_ids=[child])
+    for name, load in (("p.db", lambda s: import_parquet(s, tmp_path / "f.parquet")),
+                       ("j.db", lambda s: import_jsonl(s, tmp_path / "f.jsonl"))):
+        with EpisodeStore(tmp_path / name) as other:
+            load(other)
+            copy = other.get_episode(child)
+            assert (copy.parent_episode_id, copy.fork_step, copy.step_count) == (parent, 3, 4)
     with pytest.raises(RecordingError, match="steps 0..5"):
         with GenericEnvClient(base_url=echo_url).sync() as client:
             fork_sync(store, parent, client, step=6)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from sqlalchemy import text
+
 from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff
 from webui.env_views import payload_schema
 from webui.obs_view import View, build_view, schema_at
@@ -68,14 +70,15 @@ def parse_listing(query: Mapping[str, str]) -> ListingQuery:
     return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor)
 
 
-_FACETS = {"env_name": "env", "source": "source", "label": "label"}
-
-
 def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[str]:
-    """Distinct ``env_name``/``source``/``label`` values (the recording library's facet read)."""
-    if column not in _FACETS:
+    """Distinct ``env_name``/``source``/``label`` values, read from the (small) run table (the
+    episode table's facet read, ``store.distinct_values``, walks every episode: 20-30 ms each at
+    100,000 episodes)."""
+    if column not in ("env_name", "source", "label"):
         raise ValueError(column)
-    return store.distinct_values(_FACETS[column], limit=limit)
+    sql = text(f"SELECT DISTINCT {column} FROM env_run WHERE {column} IS NOT NULL ORDER BY {column} LIMIT :n")
+    with store.engine.connect() as conn:
+        return [r[0] for r in conn.execute(sql, {"n": limit})]
 
 
 def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from openenv.core import GenericEnvClient
 from openenv.recording import EpisodeStore, Replay, export_jsonl, import_jsonl, record, rerun_sync
+from tests.recording.conftest import pg_url  # noqa: F401 - a fresh PostgreSQL database
 from tests.studio.conftest import HX, make_settings, running_studio
 from tests.studio.html import fragment, page
 
@@ -126,6 +127,8 @@ def test_every_reader_sees_the_same_steps(recorded: tuple[str, dict[str, str]], 
             badge = step.find("span", class_="badge reward").text()
             assert float(badge.split()[-1]) == pytest.approx(reward)
             assert step.find("div", class_="step-action").text().count(MESSAGES[k - 1]) == 1
+            changed = [c.find("span", class_="mono path").text() for c in step.find_all("li", class_="diff-changed")]
+            assert changed == ["echoed_message", "message_length"]
         live = fragment(http.get(f"/episodes/{eid}/live", headers=HX).text)
         assert live.find("svg", class_="chart").attrs["data-points"] == "4"
         body = http.get(f"/episodes/{eid}/export", params={"format": "jsonl"}).text
@@ -158,3 +161,15 @@ def test_the_guard_finds_a_query_of_its_own() -> None:
     assert _STEP_SQL.search("conn.exec_driver_sql('select data from step_chunk')")
     assert _STEP_MODELS.search("rows = select(Step.__table__)")
     assert not _STEP_SQL.search("the next step of the episode")
+
+
+@pytest.mark.postgres
+def test_rewards_read_the_same_on_postgres(pg_url: str, echo_url: str) -> None:  # noqa: F811
+    store = EpisodeStore(pg_url)
+    try:
+        eid = _play(store, echo_url)
+        assert store.load_rewards(eid)[1:] == pytest.approx(REWARDS)
+        assert [s.reward for s in store.load_steps(eid)][1:] == pytest.approx(REWARDS)
+        assert store.load_rewards("0" * 32) == []
+    finally:
+        store.close()

@@ -69,7 +69,8 @@ def test_fork_here_from_the_episode_page(page: Any, studio_e2e: tuple[str, Path]
     report = page.wait_for_selector("#fork-report")
     assert report.get_attribute("data-diverged-at") == "2"
     assert "drift" in report.inner_text() and "diverged at step 2" in report.inner_text()
-    shot(page, "2-diverged")
+    shot(page, "2-diverged", narrow=True)
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     page.click("#fork-continue")
     page.wait_for_url(f"**/play/{rid}?session=*")
     assert "forked from" in page.inner_text("#play-episode") and "3 steps" in page.inner_text("#play-episode")

@@ -40,3 +40,13 @@ def test_unreachable_server_is_a_readable_message() -> None:
     view = asyncio.run(read_sessions("http://127.0.0.1:9"))
     assert view.sessions == [] and "could not reach" in view.error
     assert "could not reach" in asyncio.run(close_session("http://127.0.0.1:9", "abc"))
+
+
+def test_a_server_without_sessions_listing_says_so() -> None:
+    from fastapi import FastAPI
+
+    bare = FastAPI()
+    bare.get("/health")(lambda: {"status": "healthy"})
+    with serve(bare) as url:
+        view = asyncio.run(read_sessions(url))
+    assert "does not list its sessions" in view.error

@@ -77,6 +77,8 @@ async def read_sessions(base_url: str, *, stale_s: float = 60.0) -> SessionsView
             resp = await http.get(base_url.rstrip("/") + "/sessions")
     except httpx.HTTPError as exc:
         return SessionsView(error=f"could not reach {base_url}/sessions ({type(exc).__name__})")
+    if resp.status_code in (404, 405):
+        return SessionsView(error="This server does not list its sessions (it has no /sessions endpoint).")
     if resp.status_code != 200:
         return SessionsView(error=f"{base_url}/sessions answered HTTP {resp.status_code}")
     try:

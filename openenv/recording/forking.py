@@ -79,16 +79,26 @@ class Fork:
 
     async def proceed(self) -> ForkReport:
         """Replay the remaining recorded actions up to ``fork_step`` (async client)."""
-        while self.pending:
-            step = self.pending.pop(0)
-            self._seen(step, await self.client.step(self._action(step)))
+        pending, self.pending = self.pending, []
+        for i, step in enumerate(pending):
+            try:
+                result = await self.client.step(self._action(step))
+            except BaseException:
+                self.pending = pending[i:]  # what is left, for another try
+                raise
+            self._seen(step, result)
         return self.report
 
     def proceed_sync(self) -> ForkReport:
         """``proceed`` for a sync client."""
-        while self.pending:
-            step = self.pending.pop(0)
-            self._seen(step, self.client.step(self._action(step)))
+        pending, self.pending = self.pending, []
+        for i, step in enumerate(pending):
+            try:
+                result = self.client.step(self._action(step))
+            except BaseException:
+                self.pending = pending[i:]  # what is left, for another try
+                raise
+            self._seen(step, result)
         return self.report
 
 

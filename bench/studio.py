@@ -2,9 +2,13 @@
 
     .venv/bin/python bench/studio.py [--episodes 100000] [--long-steps 10000] [--steps 300]
 
-1. A store with 100,000 episodes and one 10,000-step episode; the studio (its own process)
-   serves the episode list's first page and that episode's page. Server time is read from the
+1. A store with 100,000 episodes, one 10,000-step episode written as rows and one of 10,000
+   steps recorded through the journal from a real echo env (step chunks, as every studio- or
+   script-recorded episode on SQLite); the studio (its own process) serves the episode list's
+   first page and those episodes' pages, chart included. Server time is read from the
    ``Server-Timing`` header; the reference is ``/health`` on the same server, same run.
+3. Fork replay: ``fork_sync`` of the journal episode at its last step on a fresh echo session
+   (replay + compare + record), against stepping the same env directly, same run.
 2. An echo env launched by the studio is stepped directly (``GenericEnvClient``, WebSocket) and
    through the studio's Play route (HTTP POST -> recorder -> SQLite -> HTML fragment), in
    interleaved rounds; the per-step difference is what the studio adds.
@@ -31,9 +35,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from openenv.core import GenericEnvClient  # noqa: E402
-from openenv.recording import EpisodeStore  # noqa: E402
+from openenv.core.env_server import create_app  # noqa: E402
+from openenv.envs.echo import EchoAction, EchoEnvironment, EchoObservation  # noqa: E402
+from openenv.recording import EpisodeStore, fork_sync, record  # noqa: E402
 from openenv.recording.models import Episode  # noqa: E402
-from tests.server_utils import free_port, wait_healthy  # noqa: E402
+from tests.server_utils import free_port, running_server, wait_healthy  # noqa: E402
 
 HX = {"HX-Request": "true"}
 
@@ -73,6 +79,43 @@ def fill_store(path: Path, episodes: int, long_steps: int) -> str:
     return eid
 
 
+def record_journal_episode(path: Path, echo_url: str, steps: int) -> str:
+    """A ``steps``-step echo episode recorded through the journal (the default on SQLite)."""
+    store = EpisodeStore(path)
+    with record(GenericEnvClient(base_url=echo_url).sync(), store=store, label="journal") as env:
+        env.reset()
+        for i in range(steps):
+            env.step({"message": "x" * (i % 60)})
+        eid = env.episode_id
+    store.close()
+    return eid
+
+
+def forking(path: Path, echo_url: str, eid: str, steps: int, rounds: int) -> None:
+    store = EpisodeStore(path)
+    direct, forked = [], []
+    try:
+        for _ in range(rounds):
+            with GenericEnvClient(base_url=echo_url).sync() as env:
+                env.reset()
+                t0 = time.perf_counter()
+                for i in range(steps):
+                    env.step({"message": "x" * (i % 60)})
+                direct.append(steps / (time.perf_counter() - t0))
+            with GenericEnvClient(base_url=echo_url).sync() as env:
+                t0 = time.perf_counter()
+                report = fork_sync(store, eid, env, step=steps).report
+                store.flush()
+                forked.append(steps / (time.perf_counter() - t0))
+            assert report.complete and not report.diverged, report.describe()
+    finally:
+        store.close()
+    d, f = max(direct), max(forked)
+    print(f"  direct stepping (WebSocket client): {d:,.0f} steps/s (best of {rounds})")
+    print(f"  fork at step {steps:,} (load + replay + compare + record): {f:,.0f} steps/s "
+          f"({f / d:.2f}x direct)")
+
+
 def server_ms(resp: httpx.Response) -> float:
     match = re.search(r"app;dur=([\d.]+)", resp.headers.get("server-timing", ""))
     assert match and resp.status_code == 200, (resp.status_code, resp.text[:300])
@@ -96,7 +139,7 @@ def start_studio(data: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
-def pages(http: httpx.Client, eid: str, n: int) -> None:
+def pages(http: httpx.Client, eid: str, n: int, journal_eid: str) -> None:
     ref = sample(http, "/health", n)
     rows = [
         ("episode list, first page (full page)", "/episodes", None),
@@ -104,6 +147,9 @@ def pages(http: httpx.Client, eid: str, n: int) -> None:
         ("episode list, filtered env+label", "/episodes?env=repl&label=agent-1", HX),
         ("10k-step episode page (full page)", f"/episodes/{eid}", None),
         ("10k-step episode, step 5000 (fragment)", f"/episodes/{eid}/step?step=5000", HX),
+        ("10k journal-step episode page (full page)", f"/episodes/{journal_eid}", None),
+        ("10k journal-step episode, live chart (fragment)", f"/episodes/{journal_eid}/live", HX),
+        ("10k journal-step episode, step 5000 (fragment)", f"/episodes/{journal_eid}/step?step=5000", HX),
     ]
     print(f"  reference /health: best {ref[0]:.2f} ms, median {ref[1]:.2f} ms")
     for label, path, headers in rows:
@@ -180,16 +226,22 @@ def main() -> None:
         data = Path(tmp)
         t0 = time.perf_counter()
         eid = fill_store(data / "episodes.db", args.episodes, args.long_steps)
-        print(f"store: {args.episodes:,} episodes + one of {args.long_steps:,} steps "
-              f"(built in {time.perf_counter() - t0:.1f}s)")  # fmt: skip
+        echo = running_server(create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo"))
+        echo_url = echo.__enter__()
+        journal_eid = record_journal_episode(data / "episodes.db", echo_url, args.long_steps)
+        print(f"store: {args.episodes:,} episodes + one of {args.long_steps:,} steps as rows + one of "
+              f"{args.long_steps:,} journal-recorded steps (built in {time.perf_counter() - t0:.1f}s)")  # fmt: skip
         proc, url = start_studio(data)
         try:
             with httpx.Client(base_url=url, timeout=60.0, trust_env=False) as http:
                 print("server time (Server-Timing header):")
-                pages(http, eid, args.samples)
+                pages(http, eid, args.samples, journal_eid)
                 print("stepping an echo env launched by the studio:")
                 stepping(http, args.steps, args.rounds)
+            print("fork replay on an echo env:")
+            forking(data / "episodes.db", echo_url, journal_eid, args.long_steps, args.rounds)
         finally:
+            echo.__exit__(None, None, None)
             proc.terminate()
             proc.wait(timeout=30)
             from openenv.core.containers.runtime import LocalProcessProvider

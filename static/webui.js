@@ -76,6 +76,49 @@
   });
   document.addEventListener("input", function (ev) { clearNone(ev.target); });
 
+  /* Code editors (a field with "format": "code"): Tab indents, Shift+Tab dedents (the selected
+     lines, or the caret's line); Escape and then Tab leaves the field as usual. */
+  var INDENT = "    ";
+  var tabLeaves = null;
+  function indent(area, out) {
+    var v = area.value, start = area.selectionStart, end = area.selectionEnd;
+    if (!out && start === end) {
+      area.setRangeText(INDENT, start, end, "end");
+    } else {
+      var from = v.lastIndexOf("\n", start - 1) + 1;
+      var to = end > start && v.charAt(end - 1) === "\n" ? end - 1 : end;
+      var removedFirst = 0;
+      var lines = v.slice(from, to).split("\n").map(function (line, i) {
+        if (!out) { return INDENT + line; }
+        var n = 0;
+        while (n < INDENT.length && line.charAt(n) === " ") { n += 1; }
+        if (n === 0 && line.charAt(0) === "\t") { n = 1; }
+        if (i === 0) { removedFirst = n; }
+        return line.slice(n);
+      });
+      var text = lines.join("\n");
+      area.setRangeText(text, from, to, start === end ? "preserve" : "select");
+      if (start === end) {
+        var caret = Math.max(from, start - removedFirst);
+        area.setSelectionRange(caret, caret);
+      }
+    }
+    area.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+  document.addEventListener("keydown", function (ev) {
+    var area = ev.target;
+    if (area && area.matches && area.matches("textarea[data-code-editor]")) {
+      if (ev.key === "Escape") { tabLeaves = area; return; }
+      if (ev.key === "Tab" && !ev.ctrlKey && !ev.altKey && !ev.metaKey) {
+        if (tabLeaves === area) { tabLeaves = null; return; }
+        ev.preventDefault();
+        indent(area, ev.shiftKey);
+        return;
+      }
+      if (ev.key !== "Shift") { tabLeaves = null; }
+    }
+  });
+
   document.addEventListener("keydown", function (ev) {
     if (ev.key !== "Enter" || !(ev.ctrlKey || ev.metaKey)) { return; }
     var inReset = document.activeElement && document.activeElement.closest("#reset-form");

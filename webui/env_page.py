@@ -57,6 +57,7 @@ class EnvPage:
             action_node=build_form(schemas.get("action") or {}),
             reset_node=build_form(server.reset_params_schema()),
             obs_help=field_help(schemas.get("observation") or {}),
+            obs_schema=schemas.get("observation"), state_schema=schemas.get("state"),
         )
         self.tabs = WebSessions()
 

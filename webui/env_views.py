@@ -11,7 +11,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 
 from webui.forms import Bound, Node, attach_errors, bind, parse_form, strip_invalid
-from webui.obs_view import View, build_view, resolve_pointer
+from webui.obs_view import View, build_view, resolve_pointer, schema_at
 from webui.templating import url
 from webui.web_sessions import Record, WebSession
 
@@ -106,6 +106,14 @@ def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+def payload_schema(obs_schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A schema for ``{"observation": <obs_schema>, ...}`` (its ``$defs`` kept at the root), so a
+    JSON pointer into a step's values finds its schema with ``schema_at``."""
+    if not isinstance(obs_schema, dict):
+        return None
+    return {"type": "object", "properties": {"observation": obs_schema}, "$defs": obs_schema.get("$defs") or {}}
+
+
 def field_help(schema: Mapping[str, Any]) -> dict[str, str]:
     """Descriptions of an object schema's top-level properties (follows a root ``$ref``)."""
     ref = schema.get("$ref")
@@ -130,6 +138,12 @@ class PageViews:
     action_node: Node
     reset_node: Node
     obs_help: dict[str, str] = field(default_factory=dict)
+    obs_schema: dict[str, Any] | None = None
+    state_schema: dict[str, Any] | None = None
+
+    def payload_schema(self) -> dict[str, Any] | None:
+        """The schema of a kept payload (``{"observation": ..., "metadata": ...}``)."""
+        return payload_schema(self.obs_schema)
 
     def fresh_editor(self) -> Editor:
         return Editor("form", bind(self.action_node, prefix="a"))
@@ -176,7 +190,8 @@ class PageViews:
         view = meta = None
         if payload is not None:
             obs = payload.get("observation")
-            view = build_view(obs if isinstance(obs, dict) else {"value": obs}, "/observation")
+            schema = schema_at(self.payload_schema(), "/observation") if isinstance(obs, dict) else None
+            view = build_view(obs if isinstance(obs, dict) else {"value": obs}, "/observation", schema=schema)
             if payload.get("metadata"):
                 meta = build_view(payload["metadata"], "/metadata")
         more = self.more_url(request, ws.id, record.index if record else 0)
@@ -185,23 +200,22 @@ class PageViews:
 
     def state(self, request: Request, ws: WebSession, data: Any, notice: Notice | None) -> StatePanel:
         ws.last_state = data
-        view = build_view(data, "") if data is not None else None
+        view = build_view(data, "", schema=self.state_schema) if data is not None else None
         return StatePanel(view, notice, self.more_url(request, ws.id, STATE_INDEX))
 
-    @staticmethod
-    def full_value(ws: WebSession | None, index: int, path: str) -> View | None:
+    def full_value(self, ws: WebSession | None, index: int, path: str) -> View | None:
         """The whole value at ``path`` of a kept observation (or of the last state), for "show all"."""
         if ws is None:
             return None
         if index == STATE_INDEX:
-            source = ws.last_state
+            source, schema = ws.last_state, self.state_schema
         else:
             record = ws.find(index)
-            source = record.payload if record is not None else None
+            source, schema = (record.payload if record is not None else None), self.payload_schema()
         if source is None:
             return None
         try:
-            return build_view(resolve_pointer(source, path), path, full=True)
+            return build_view(resolve_pointer(source, path), path, full=True, schema=schema_at(schema, path))
         except KeyError:
             return None
 

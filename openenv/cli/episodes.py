@@ -1,4 +1,4 @@
-"""``openenv episodes``: list, show, export, import, re-run and delete recorded episodes.
+"""``openenv episodes``: list, show, export, import, re-run, fork and delete recorded episodes.
 
 The store is ``--db`` (a SQLite path or a ``postgresql://`` URL), else ``$OPENENV_EPISODES_DB``,
 else ``~/.openenv/episodes.db``. Episode ids may be shortened to any unique prefix.
@@ -23,6 +23,7 @@ from openenv.recording import (
     EpisodeStore,
     export_jsonl,
     export_parquet,
+    fork_sync,
     import_jsonl,
     import_parquet,
     rerun_sync,
@@ -112,7 +113,7 @@ def _progress(label: str, quiet: bool) -> tuple[Callable[[int, int | None], None
 @click.option("--db", envvar=DEFAULT_STORE_ENV, help="Store: SQLite path or postgresql:// URL.")
 @click.pass_context
 def episodes(ctx: click.Context, db: str | None) -> None:
-    """Recorded episodes: list, show, export, import, rerun, delete."""
+    """Recorded episodes: list, show, export, import, rerun, fork, delete."""
     ctx.ensure_object(dict)["db"] = db
 
 
@@ -183,6 +184,12 @@ def show(ctx: click.Context, episode_id: str, start: int, limit: int, as_json: b
         ("steps", str(ep.step_count)), ("return", "-" if ep.total_reward is None else f"{ep.total_reward:.6g}"),
         ("tags", ", ".join(ep.tags) or "-"), ("notes", ep.notes or "-"),
     ]  # fmt: skip
+    if ep.parent_episode_id:
+        facts.append(("fork", f"forked from {ep.parent_episode_id[:12]} at step {ep.fork_step}"))
+    with _errors():
+        forks = store.list_forks(ep.id)
+    if forks:
+        facts.append(("forks", ", ".join(f"{f.id[:12]} (at {f.fork_step})" for f in forks)))
     for name, value in facts:
         click.echo(f"{name:>8}: {value}")
     if steps:
@@ -272,6 +279,42 @@ def rerun(ctx: click.Context, episode_id: str, url: str) -> None:
                 if c.text_diff:
                     click.echo("    " + c.text_diff.replace("\n", "\n    ").rstrip())
     if not report.deterministic:
+        ctx.exit(2)
+
+
+@episodes.command()
+@click.argument("episode_id")
+@click.option("--step", "fork_step", required=True, type=click.IntRange(0), help="Continue after this step.")
+@click.option("--url", required=True, help="Base URL of a server running the same environment.")
+@click.option("--keep-going", is_flag=True, help="Replay every step up to --step even after a divergence.")
+@click.option("--label", help="Label of the new episode (default: the parent's).")
+@click.option("--json", "as_json", is_flag=True, help="The fork report as JSON.")
+@click.pass_context
+def fork(ctx: click.Context, episode_id: str, fork_step: int, url: str, keep_going: bool, label: str | None,
+         as_json: bool) -> None:  # fmt: skip
+    """Fork an episode at a step: replay its actions up to it on a fresh session (a new episode
+    linked to its parent); exit 2 at a divergence (stopped there unless --keep-going)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    store = _store(ctx)
+    with _errors():
+        eid = store.resolve_id(episode_id)
+        options = {"label": label} if label else {}
+        with GenericEnvClient(base_url=url).sync() as client:
+            report = fork_sync(store, eid, client, step=fork_step, keep_going=keep_going, **options).report
+        store.flush()
+    if as_json:
+        d = report.divergence
+        click.echo(json.dumps({
+            "parent_id": report.parent_id, "episode_id": report.episode_id, "fork_step": report.fork_step,
+            "replayed": report.replayed, "complete": report.complete, "divergences": report.divergences,
+            "diverged_at": d.diverged_at if d else None, "field": d.field if d else None,
+        }))  # fmt: skip
+    else:
+        click.echo(report.describe())
+        if report.divergence is not None and report.divergence.observation_diff is not None:
+            click.echo("  " + report.divergence.observation_diff.summary())
+    if report.diverged:
         ctx.exit(2)
 
 

@@ -23,6 +23,7 @@ from .errors import (
     StoreCorruptError,
     StoreFullError,
 )
+from .forking import Fork, ForkReport, fork, fork_sync
 from .jsonable import MARKER
 from .parquet import export_parquet, import_parquet
 from .queries import EpisodeFilter
@@ -47,6 +48,8 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeStore",
     "ExportFormatError",
+    "Fork",
+    "ForkReport",
     "ImportResult",
     "MissingExtraError",
     "RecordingEnvClient",
@@ -63,6 +66,8 @@ __all__ = [
     "diff",
     "export_jsonl",
     "export_parquet",
+    "fork",
+    "fork_sync",
     "import_jsonl",
     "import_parquet",
     "record",

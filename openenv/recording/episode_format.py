@@ -25,7 +25,7 @@ FORMAT_VERSION = 1
 Conflict = Literal["skip", "error", "replace"]
 _EPISODE_KEYS = (
     "id", "env_name", "source", "label", "seed", "reset_kwargs", "started_at", "ended_at",
-    "end_reason", "step_count", "total_reward", "done", "notes",
+    "end_reason", "step_count", "total_reward", "done", "notes", "parent_episode_id", "fork_step",
 )  # fmt: skip
 _STEP_KEYS = ("index", "action", "observation", "reward", "done", "metadata", "latency_ms", "t", "state")
 _RUN_KEYS = tuple(c.name for c in EnvRun.__table__.c)

@@ -1,4 +1,4 @@
-"""SQLModel tables of the episode store (schema version 2).
+"""SQLModel tables of the episode store (schema version 3).
 
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
@@ -56,6 +56,7 @@ class Episode(SQLModel, table=True):
         Index("ix_episode_source_started", "source", "started_at", "id"),
         Index("ix_episode_label_started", "label", "started_at", "id"),
         Index("ix_episode_run", "run_id"),
+        Index("ix_episode_parent", "parent_episode_id"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -72,6 +73,10 @@ class Episode(SQLModel, table=True):
     total_reward: float | None = None
     done: bool = False
     notes: str | None = Field(default=None, sa_column=Column(Text))
+    # a fork (schema version 3): the episode it was forked from and the step it continued after
+    # (its steps 0..fork_step replayed the parent's actions). No foreign key: a parent may be deleted.
+    parent_episode_id: str | None = Field(default=None, max_length=32)
+    fork_step: int | None = None
 
 
 class EpisodeTag(SQLModel, table=True):

@@ -53,6 +53,7 @@ def parquet_schema() -> Any:
         ("end_reason", pa.string()), ("step_count", pa.int64()), ("total_reward", pa.float64()),
         ("done", pa.bool_()), ("notes", pa.string()), ("tags", pa.list_(pa.string())),
         ("run", pa.string()), ("steps", pa.list_(step)),
+        ("parent_episode_id", pa.string()), ("fork_step", pa.int64()),  # schema 3 (forks); absent in older files
     ])  # fmt: skip
 
 

@@ -24,6 +24,8 @@ __all__ = [
     "distinct_values",
     "get_episode",
     "list_episodes",
+    "list_forks",
+    "load_rewards",
     "load_steps",
     "resolve_id",
 ]
@@ -123,6 +125,8 @@ def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None
         reset_kwargs=loads(m["reset_kwargs"]) if "reset_kwargs" in m else {},
         tags=tags,
         run=run,
+        parent_episode_id=m.get("parent_episode_id"),
+        fork_step=m.get("fork_step"),
     )
 
 
@@ -159,6 +163,13 @@ def list_episodes(
     tags = _tags_for(conn, [r.id for r in rows])
     items = [_episode(r, tags=tags.get(r.id, ())) for r in rows]
     return EpisodePage(items=items, next_cursor=_cursor(items[-1]) if more else None)
+
+
+def list_forks(conn: Connection, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:
+    """Episodes forked from ``episode_id``, oldest first (an index read on ``parent_episode_id``)."""
+    stmt = (select(*_LIST_COLUMNS).where(_EP.c.parent_episode_id == episode_id)
+            .order_by(_EP.c.started_at, _EP.c.id).limit(max(1, min(int(limit), MAX_PAGE))))
+    return [_episode(r) for r in conn.execute(stmt)]
 
 
 def count_episodes(conn: Connection, filters: EpisodeFilter) -> int:
@@ -207,6 +218,32 @@ def load_steps(
                                        done=step.done, metadata=metadata, latency_ms=step.latency_ms, t=step.t)  # fmt: skip
     steps = [out[i] for i in sorted(out)]
     return steps if limit is None else steps[:limit]
+
+
+def load_rewards(conn: Connection, episode_id: str) -> list[float | None]:
+    """Every stored step's reward in index order (index 0 is the reset): ``step`` rows merged with
+    the steps of its chunks, which are read from their record heads (no text parsed). A gap in
+    the indexes (never expected) is ``None``."""
+    by_index: dict[int, float | None] = {}
+    rows = select(_STEP.c.idx, _STEP.c.reward).where(_STEP.c.episode_id == episode_id)
+    for idx, reward in conn.execute(rows):
+        by_index[idx] = reward
+    c = _CHUNK.c
+    chunks = select(c.first_idx, c.last_idx, c.data).where(c.episode_id == episode_id).order_by(c.first_idx)
+    for first, last, data in conn.execute(chunks):
+        try:
+            for idx, reward in wire_steps.chunk_rewards(bytes(data)):
+                by_index.setdefault(idx, reward)
+        except ValueError as exc:
+            raise StoreCorruptError(
+                f"the stored steps {first}..{last} of episode {episode_id} are damaged ({exc})"
+            ) from None
+    if not by_index:
+        return []
+    out: list[float | None] = [None] * (max(by_index) + 1)
+    for idx, reward in by_index.items():
+        out[idx] = reward
+    return out
 
 
 def _chunk_steps(conn: Connection, episode_id: str, start: int, limit: int | None) -> Iterator[wire_steps.ChunkStep]:

@@ -48,6 +48,8 @@ class EpisodeRecord:
     reset_kwargs: dict[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     run: RunRecord | None = None
+    parent_episode_id: str | None = None
+    fork_step: int | None = None
 
     @property
     def finished(self) -> bool:

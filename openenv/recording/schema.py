@@ -18,7 +18,7 @@ from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepChunk
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk)]
 
 
@@ -27,7 +27,18 @@ def _add_step_chunks(conn: Connection) -> None:
     StepChunk.__table__.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks}
+def _add_fork_columns(conn: Connection) -> None:
+    """2 -> 3: ``episode.parent_episode_id`` / ``fork_step`` (forks) and their index; the same
+    ``ALTER TABLE ... ADD COLUMN`` on SQLite and PostgreSQL (nullable, so existing rows need no rewrite)."""
+    have = {c["name"] for c in inspect(conn).get_columns("episode")}
+    if "parent_episode_id" not in have:
+        conn.execute(text("ALTER TABLE episode ADD COLUMN parent_episode_id VARCHAR(32)"))
+    if "fork_step" not in have:
+        conn.execute(text("ALTER TABLE episode ADD COLUMN fork_step INTEGER"))
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_episode_parent ON episode (parent_episode_id)"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks, 2: _add_fork_columns}
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 
 

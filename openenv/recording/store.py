@@ -409,6 +409,26 @@ class EpisodeStore:
         with guarded("load steps"), self.engine.connect() as conn:
             return queries.load_steps(conn, episode_id, start=start, limit=limit)
 
+    def load_rewards(self, episode_id: str) -> list[float | None]:
+        """Every step's reward in index order (index 0 is the reset), wherever the step is kept."""
+        with guarded("load rewards"), self.engine.connect() as conn:
+            return queries.load_rewards(conn, episode_id)
+
+    def list_forks(self, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:
+        """Episodes forked from ``episode_id``, oldest first."""
+        with guarded("list forks"), self.engine.connect() as conn:
+            return queries.list_forks(conn, episode_id, limit=limit)
+
+    def mark_fork(self, episode_id: str, parent_episode_id: str, fork_step: int) -> None:
+        """Record that ``episode_id`` was forked from ``parent_episode_id`` after step ``fork_step``."""
+        values = {"parent_episode_id": parent_episode_id, "fork_step": int(fork_step)}
+
+        def tx(conn: Connection) -> None:
+            if conn.execute(update(_EP).where(_EP.c.id == episode_id).values(**values)).rowcount != 1:
+                raise EpisodeNotFoundError(f"no episode {episode_id!r}", episode_id=episode_id)
+
+        self.write(tx, what="mark fork")
+
     def distinct_values(self, facet: str, *, limit: int = 500) -> list[str]:
         """Distinct values of ``env``, ``source``, ``label`` or ``tag`` (filter menus)."""
         with guarded("list values"), self.engine.connect() as conn:

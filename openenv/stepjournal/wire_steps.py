@@ -17,7 +17,7 @@ import orjson
 
 from . import format as fmt
 
-__all__ = ["MAX_CHUNK_BYTES", "MAX_CHUNK_STEPS", "ChunkStep", "iter_chunk", "outcome", "values"]
+__all__ = ["MAX_CHUNK_BYTES", "MAX_CHUNK_STEPS", "ChunkStep", "chunk_rewards", "iter_chunk", "outcome", "values"]
 
 MAX_CHUNK_STEPS = 512  # a chunk row holds at most this many steps...
 MAX_CHUNK_BYTES = 1 << 20  # ...and about this many bytes (one larger step still goes alone)
@@ -51,6 +51,22 @@ def iter_chunk(data: bytes) -> Iterator[ChunkStep]:
             raise ValueError(f"no whole step record at byte {at} of {end}")
         yield ChunkStep(idx, t, latency, reward if flags & fmt.HAS_REWARD else None, flags >= fmt.DONE,
                         data[body : body + n_req], data[body + n_req : stop])  # fmt: skip
+        at = stop
+
+
+def chunk_rewards(data: bytes) -> Iterator[tuple[int, float | None]]:
+    """``(index, reward)`` of each step of a ``step_chunk.data`` blob, read from the record heads
+    only (no text is parsed); ``ValueError`` where it is damaged, as ``iter_chunk``."""
+    at, end, size, has_reward = 0, len(data), _HEAD.size, fmt.HAS_REWARD
+    unpack = _HEAD.unpack_from
+    while at < end:
+        if at + size > end:
+            raise ValueError(f"a step record cut short at byte {at} of {end}")
+        kind, n, flags, idx, _t, _latency, reward, n_req, n_rep = unpack(data, at)
+        stop = at + size + n + n_req + n_rep
+        if kind != b"S" or stop > end:
+            raise ValueError(f"no whole step record at byte {at} of {end}")
+        yield idx, (reward if flags & has_reward else None)
         at = stop
 
 

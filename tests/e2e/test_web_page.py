@@ -26,7 +26,7 @@ def _reset(page: Any, **fields: str) -> None:
 
 def _echoed(page: Any) -> dict[str, Any]:
     """The action the zoo env received, as it echoed it (JSON text) in its latest observation."""
-    return json.loads(page.inner_text('#observation [data-key="echo_json"] pre'))
+    return json.loads(page.text_content('#observation [data-key="echo_json"] pre'))  # may be folded
 
 
 def test_echo_step_with_keyboard(page: Any, echo_web: str, shot: Any) -> None:
@@ -157,6 +157,8 @@ def test_history_raw_json_and_show_all(page: Any, zoo_web: str) -> None:
     page.wait_for_selector("#observation .badge.step:text('step 1')")
     assert "back to latest" in page.inner_text("#observation")
     log = page.locator('#observation [data-key="log"]')
+    assert not log.locator("button:text('show all')").is_visible()  # a long log starts folded
+    log.locator("details.v-folded > summary").click()
     log.locator("button:text('show all')").click()
     page.wait_for_function(
         "document.querySelector('#observation [data-key=\"log\"]').innerText.includes('line 599')")

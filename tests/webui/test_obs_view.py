@@ -49,3 +49,67 @@ def test_node_budget_bounds_huge_trees() -> None:
     view = build_view(data)
     total = sum(len(child.children) for _, child in view.children)
     assert total < 40 * 40
+
+
+# -- declared by schema (docs/authoring.md "How values are shown") ----------------------------
+
+def _obs_schema() -> dict:
+    """A pydantic-shaped observation schema: hints on optionals, a nested model behind $ref."""
+    return {
+        "type": "object",
+        "$defs": {"Frame": {"type": "object", "properties": {
+            "pixels": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/jpeg"}}}},
+        "properties": {
+            "source": {"anyOf": [{"type": "string"}, {"type": "null"}], "format": "code",
+                       "contentMediaType": "text/x-python"},
+            "notes": {"type": "string", "format": "multiline"},
+            "shot": {"type": "string", "format": "image"},
+            "frame": {"$ref": "#/$defs/Frame"},
+            "frames": {"type": "array", "items": {"$ref": "#/$defs/Frame"}},
+            "plain": {"type": "string"},
+        },
+    }
+
+
+def test_schema_declares_code_text_and_images() -> None:
+    raw_jpeg = base64.b64encode(b"no magic here, only bytes" * 4).decode()
+    obs = {"source": "def f():\n\treturn 1", "notes": "one line", "shot": "data:image/png;base64," + PNG,
+           "frame": {"pixels": raw_jpeg}, "frames": [{"pixels": raw_jpeg}], "plain": PNG}
+    kinds = {k: v for k, v in build_view(obs, "/observation", schema=_obs_schema()).children}
+    assert kinds["source"].kind == "code" and kinds["source"].language == "text/x-python"
+    assert kinds["notes"].kind == "text"  # declared multi-line, though it has one line
+    assert kinds["shot"].kind == "image"
+    pixels = kinds["frame"].children[0][1]
+    assert pixels.kind == "image" and pixels.src == "data:image/jpeg;base64," + raw_jpeg
+    assert kinds["frames"].children[0][1].children[0][1].kind == "image"
+    assert kinds["plain"].kind == "image"  # no hint: a base64 PNG is still sniffed by its bytes
+    assert build_view(obs, schema=None).children[3][1].children[0][1].kind != "image"  # never by name
+
+
+def test_declared_code_is_never_an_image_and_bad_base64_is_text() -> None:
+    schema = {"type": "object", "properties": {
+        "src": {"type": "string", "format": "code"},
+        "img": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png"},
+        "svg": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/svg+xml"}}}
+    kinds = {k: v.kind for k, v in build_view({"src": PNG, "img": "<script>", "svg": PNG[:40] + "x"},
+                                              schema=schema).children}
+    assert kinds == {"src": "code", "img": "string", "svg": "string"}
+
+
+def test_long_text_is_folded_until_shown_whole() -> None:
+    log = "\n".join(f"line {i}" for i in range(40))
+    v = build_view({"log": log, "short": "a\nb"}).children
+    assert v[0][1].folded and v[0][1].lines == 40 and not v[1][1].folded
+    assert not build_view(log, full=True).folded
+
+
+def test_schema_at_follows_pointers_through_refs() -> None:
+    from webui.env_views import payload_schema
+    from webui.obs_view import schema_at
+
+    payload = payload_schema(_obs_schema())
+    assert schema_at(payload, "/observation/frame/pixels")["contentMediaType"] == "image/jpeg"
+    assert schema_at(payload, "/observation/frames/0/pixels")["contentEncoding"] == "base64"
+    assert schema_at(payload, "/observation/nothing") is None and schema_at(None, "/x") is None
+    sub = schema_at(payload, "/observation/frames")
+    assert build_view([{"pixels": PNG}], "/observation/frames", schema=sub).children[0][1].children[0][1].kind == "image"

@@ -185,7 +185,9 @@ def _string(base: Node, schema: dict[str, Any]) -> Node:
     media = str(schema.get("contentMediaType") or "").lower()
     lang = schema.get("language") or schema.get("x-language")
     if fmt in _CODE_FORMATS or widget == "code" or lang or media.startswith(("text/x-", "application/")):
-        base.kind, base.language = "code", str(lang or (fmt if fmt not in ("code", "source") else "") or "") or None
+        from_media = media.removeprefix("text/x-") if media.startswith("text/x-") else ""
+        base.kind = "code"
+        base.language = str(lang or (fmt if fmt not in ("code", "source") else "") or from_media or "") or None
     elif fmt in _TEXTAREA_FORMATS or widget in _TEXTAREA_FORMATS or schema.get("multiline") is True:
         base.kind = "text"
     else:

@@ -27,7 +27,7 @@ from webui.studio.launcher import Launcher
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
-from webui.studio.routes import envs, episodes, play
+from webui.studio.routes import envs, episodes, forks, play, sessions
 from webui.studio.security import LoopbackHostGuard, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
@@ -91,6 +91,8 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(play.router, dependencies=guard)
     app.include_router(mcp_play.router, dependencies=guard)
     app.include_router(episodes.router, dependencies=guard)
+    app.include_router(forks.router, dependencies=guard)
+    app.include_router(sessions.router, dependencies=guard)
     app.add_api_route("/health", _health, methods=["GET"], name="health", include_in_schema=False)
     app.add_api_route("/static/{path:path}", _static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE,
                       include_in_schema=False)

@@ -82,8 +82,8 @@ async def play_call(request: Request, sid: str, index: int) -> Response:
         payload = await studio.plays.step(ps, action)
     except (ActionValidationError, OpenEnvError) as exc:
         status, notice = _failure("Tool call failed", exc)
-        return _reply(request, ps, status, notice)
-    reply = _reply(request, ps, 200)
+        return await _reply(request, ps, status, notice)
+    reply = await _reply(request, ps, 200)
     if not is_htmx(request):
         return reply
     obs = payload.get("observation")

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 
 from openenv.core import GenericEnvClient, OpenEnvError
-from openenv.recording import EpisodeStore, record
+from openenv.recording import EpisodeStore, fork, record
 from webui.env_views import field_help
 from webui.forms import Node, build_form
 from webui.studio.errors import NotFoundError, PlayError
 from webui.web_sessions import WebSession
 
-__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions"]
+__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions", "reset_schema"]
 
 MAX_PLAY_SESSIONS = 64
 PLAY_HISTORY = 20  # rows in the Play page's history; the episode page has every step
@@ -35,6 +35,15 @@ RESET_SCHEMA: dict[str, Any] = {
         "episode_id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Episode id"},
     },
 }
+
+
+def reset_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The env's reset parameters from its ``/schema`` (its ``reset`` key, the same schema its own
+    ``/web`` page builds the reset form from); seed and episode id for a server without it."""
+    reset = (schema or {}).get("reset")
+    if isinstance(reset, dict) and isinstance(reset.get("properties"), dict):
+        return reset
+    return RESET_SCHEMA
 
 
 @dataclass(eq=False)
@@ -50,8 +59,17 @@ class PlaySession:
     reset_node: Node
     web: WebSession
     obs_help: dict[str, str] = field(default_factory=dict)
+    obs_schema: dict[str, Any] | None = None
+    state_schema: dict[str, Any] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
+    fork: Any = None  # an ``openenv.recording.Fork`` while this session plays a fork
+
+    @property
+    def forked_from(self) -> tuple[str, int] | None:
+        """(parent episode id, fork step) when this session's episode is a fork."""
+        f = self.fork
+        return (f.report.parent_id, f.report.fork_step) if f is not None and f.report.episode_id == self.episode_id else None
 
     @property
     def episode_id(self) -> str | None:
@@ -87,12 +105,16 @@ class PlaySessions:
             await inner.connect()
         except OpenEnvError as exc:
             raise PlayError(f"could not open a session on {base_url}: {exc.message}") from exc
+        schema = schema if isinstance(schema, dict) else {}
+        obs_schema = schema.get("observation") if isinstance(schema.get("observation"), dict) else None
         client = record(inner, store=self.store, source="human", label="studio",
-                        provider=None if provider == "url" else provider)
+                        provider=None if provider == "url" else provider,
+                        info={"observation_schema": obs_schema} if obs_schema else None)
         ps = PlaySession(
             id=uuid.uuid4().hex[:16], runtime_id=runtime_id, env_name=name, base_url=base_url, client=client,
-            action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(RESET_SCHEMA),
-            web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help((schema or {}).get("observation") or {}),
+            action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(reset_schema(schema)),
+            web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help(obs_schema or {}),
+            obs_schema=obs_schema, state_schema=schema.get("state") if isinstance(schema.get("state"), dict) else None,
         )
         ps.web.id = ps.id
         self._items[ps.id] = ps
@@ -100,6 +122,13 @@ class PlaySessions:
             _, old = self._items.popitem(last=False)
             await _close_quietly(old)
         return ps
+
+    def find(self, sid: str, runtime_id: str) -> PlaySession | None:
+        """The open session ``sid`` on ``runtime_id``, if there is one."""
+        ps = self._items.get(sid)
+        if ps is None or ps.runtime_id != runtime_id:
+            return None
+        return self.get(sid)
 
     def get(self, sid: str) -> PlaySession:
         ps = self._items.get(sid)
@@ -125,6 +154,32 @@ class PlaySessions:
             payload = _payload(result)
             ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
         return payload
+
+    async def state(self, ps: PlaySession) -> Any:
+        """The session's current state (``None`` before the first reset)."""
+        if ps.episode_id is None:
+            return None
+        async with ps.lock:
+            state = await ps.client.state()
+        return state if isinstance(state, dict) else getattr(state, "__dict__", state)
+
+    async def fork(self, ps: PlaySession, episode_id: str, step: int) -> Any:
+        """Fork ``episode_id`` at ``step`` on this session (``openenv.recording.fork``): its replayed
+        steps fill the history; stops at the first divergence (then ``proceed`` replays the rest)."""
+        def seen(recorded: Any, result: Any) -> None:
+            kind = "reset" if recorded.index == 0 else "step"
+            ps.web.record(kind, recorded.action if kind == "step" else {}, _payload(result), recorded.latency_ms or 0.0)
+
+        async with ps.lock:
+            ps.fork = await fork(self.store, episode_id, ps.client, step=step, on_result=seen)
+        return ps.fork
+
+    async def proceed(self, ps: PlaySession) -> Any:
+        """Replay what a divergence left of the session's fork, up to its fork step."""
+        if ps.fork is None:
+            raise PlayError("this play session is not forking an episode")
+        async with ps.lock:
+            return await ps.fork.proceed()
 
     async def close(self, sid: str) -> None:
         ps = self._items.pop(sid, None)

@@ -65,6 +65,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeline_window", 25, "Steps listed around the shown step on an episode page.", int),
     Setting("log_lines", 200, "Log lines shown for a running environment.", int),
     Setting("play_idle_s", 900.0, "Seconds before an idle Play session is closed.", float),
+    Setting("stale_session_s", 60.0, "Seconds idle after which an env's session is flagged: its client may be gone.",
+            float),
 )
 
 
@@ -83,6 +85,7 @@ class StudioSettings:
     timeline_window: int = 25
     log_lines: int = 200
     play_idle_s: float = 900.0
+    stale_session_s: float = 60.0
 
     @property
     def database_target(self) -> str:
@@ -139,6 +142,6 @@ def _validate(s: StudioSettings) -> None:
     for name in ("page_size", "timeline_window", "log_lines"):
         if getattr(s, name) < 1:
             raise SettingsError(f"{name} must be at least 1", setting=name)
-    for name in ("launch_timeout_s", "play_idle_s"):
+    for name in ("launch_timeout_s", "play_idle_s", "stale_session_s"):
         if getattr(s, name) <= 0:
             raise SettingsError(f"{name} must be positive", setting=name)

@@ -180,7 +180,8 @@ def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) ->
 def _add_info_routes(router: APIRouter, server: HTTPEnvServer) -> None:
     @router.get("/schema", summary="Action, observation and state JSON schemas")
     async def schema() -> Response:
-        return _JSON(server.schemas())
+        # "reset" (additive, ours): the reset parameters' schema, for remote forms such as the studio's
+        return _JSON({**server.schemas(), "reset": server.reset_params_schema()})
 
     @router.get("/metadata", summary="Environment metadata")
     async def metadata() -> Response:

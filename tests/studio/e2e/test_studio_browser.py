@@ -69,6 +69,13 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
     page.wait_for_selector("#step-view")
     assert page.inner_text("#total-return").startswith("1.7")
     assert page.locator("#live svg polyline").count() == 1
+    # the chart draws what was played (journal-recorded steps): 4 points, 3 bars, return 1.7
+    chart = page.locator("#live svg.chart")
+    assert chart.get_attribute("data-points") == "4"
+    assert page.locator("#live svg.chart rect.bar").count() == 3
+    assert chart.locator("title").text_content() == "return 1.7 after 3 steps"
+    timeline = [float(t) for t in page.locator("#step-view .timeline-window tbody tr td:nth-child(3)").all_inner_texts()[1:]]
+    assert timeline == pytest.approx([0.5, 0.6, 0.6])
 
     page.keyboard.press("ArrowRight")
     _settled(page, '#step-view[data-index="1"]')
@@ -91,6 +98,8 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
         page.click("#export-jsonl")
     exported = json.loads(Path(download.value.path()).read_text().splitlines()[0])
     assert [s["action"] for s in exported["steps"][1:]] == [{"message": m} for m in ("hello", "studio", "world!")]
+    assert [s["reward"] for s in exported["steps"][1:]] == pytest.approx(timeline)
+    assert exported["total_reward"] == pytest.approx(sum(timeline))
     shot(page, "5-rerun")
 
     page.click('a:text("Environments")')

@@ -13,6 +13,7 @@ from starlette.responses import RedirectResponse, Response
 from openenv.core.containers.runtime import ProviderError
 from webui.studio.errors import StudioError
 from webui.studio.launch_options import PROVIDER_FIELDS, LaunchForm, read_launch_form
+from webui.studio.live_sessions import SessionsView, read_sessions
 from webui.studio.rendering import is_htmx, page, page_or_fragment
 from webui.studio.state import Studio, studio_of
 from webui.templating import url
@@ -103,7 +104,9 @@ async def _runtime_context(request: Request, rid: str) -> dict[str, Any]:
     rt = studio.launcher.get(rid)
     health = await studio.launcher.health_all()
     logs = await asyncio.to_thread(studio.launcher.logs, rid, studio.settings.log_lines)
-    return {"nav": "envs", "rt": rt, "h": health.get(rid), "logs": logs, "follow": False}
+    stale_s = studio.settings.stale_session_s
+    live = await read_sessions(rt.base_url, stale_s=stale_s) if rt.live and rt.base_url else SessionsView()
+    return {"nav": "envs", "rt": rt, "h": health.get(rid), "logs": logs, "follow": False, "live": live}
 
 
 @router.get("/envs/r/{rid}", name="runtime_page")

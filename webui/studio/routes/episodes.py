@@ -18,12 +18,13 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 
 from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet
 from openenv.recording.records import EpisodeRecord
-from webui.obs_view import build_view, resolve_pointer
+from webui.obs_view import build_view, resolve_pointer, schema_at
 from webui.studio.catalogue import Entry
 from webui.studio.episode_views import (
     distinct_values,
     load_step_panel,
     parse_listing,
+    recorded_schema,
     reward_series,
     summarize,
 )
@@ -93,13 +94,14 @@ async def _export(studio: Studio, fmt: str, stem: str, **selection: Any) -> Resp
 def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index: int, *,
                      full: bool = True) -> dict[str, Any]:
     """Context of the episode page; a step fragment (``full=False``) skips the reward series."""
-    panel = load_step_panel(studio.store, ep.id, index, ep.step_count, studio.settings.timeline_window)
+    panel = load_step_panel(studio.store, ep.id, index, ep.step_count, studio.settings.timeline_window,
+                            recorded_schema(ep))
     runtimes = [r for r in studio.launcher.live() if r.base_url]
     runtimes.sort(key=lambda r: r.name != ep.env_name)
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
             "runtimes": runtimes, "launchable": _launchable(studio, ep.env_name) is not None,
             "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
-            "job": None, "saved": False}
+            "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else []}
 
 
 def _launchable(studio: Studio, env_name: str) -> Entry | None:
@@ -149,6 +151,7 @@ async def episode_step(request: Request, eid: str) -> Response:
 @router.get("/episodes/{eid}/value/{index}", name="episode_value")
 async def episode_value(request: Request, eid: str, index: int) -> Response:
     studio = studio_of(request)
+    ep = _episode(studio, eid)
     steps = studio.store.load_steps(eid, start=index, limit=1)
     path = request.query_params.get("path", "")
     try:
@@ -157,7 +160,8 @@ async def episode_value(request: Request, eid: str, index: int) -> Response:
         step = steps[0]
         source = {"action": step.action, "metadata": step.metadata, "state": step.state,
                   "observation": step.observation if isinstance(step.observation, dict) else {"value": step.observation}}
-        view = build_view(resolve_pointer(source, path), path, full=True)
+        view = build_view(resolve_pointer(source, path), path, full=True,
+                          schema=schema_at(recorded_schema(ep), path) if isinstance(step.observation, dict) else None)
     except KeyError:
         return HTMLResponse('<p class="muted value">There is no such value.</p>', status_code=404)
     html = render_studio("_value_fragment.html", request, view=view, more_url=_more_url(request, eid, index))

@@ -26,7 +26,8 @@ _STATUS = {"VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "
 
 
 def _views(ps: PlaySession) -> PageViews:
-    return PageViews(action_node=ps.action_node, reset_node=ps.reset_node)
+    return PageViews(action_node=ps.action_node, reset_node=ps.reset_node, obs_help=ps.obs_help,
+                     obs_schema=ps.obs_schema, state_schema=ps.state_schema)
 
 
 def _ctx(request: Request, ps: PlaySession, *, full: bool = False, **extra: Any) -> dict[str, Any]:
@@ -50,24 +51,44 @@ async def play_page(request: Request, rid: str) -> Response:
     rt = studio.launcher.get(rid)
     if not rt.live or not rt.base_url:
         raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
-    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
-    return page(request, "studio/play.html", rt=rt, **_ctx(request, ps, full=True))
+    sid = request.query_params.get("session", "")
+    ps = studio.plays.find(sid, rt.id) if sid else None  # a fork goes on in the session it replayed on
+    if ps is None:
+        ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+    return page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), **_ctx(request, ps, full=True))
 
 
-def _reply(request: Request, ps: PlaySession, status: int, notice: Notice | None = None, **extra: Any) -> Response:
+async def _state_view(request: Request, ps: PlaySession) -> Any:
+    """The State panel's view: the session's state read now (as ``/web`` does)."""
+    try:
+        data = await studio_of(request).plays.state(ps)
+    except OpenEnvError as exc:
+        return _views(ps).state(request, ps.web, None, _failure("State unavailable", exc)[1])
+    return _views(ps).state(request, ps.web, data, None)
+
+
+async def _reply(request: Request, ps: PlaySession, status: int, notice: Notice | None = None, *,
+                 changed: bool = True, **extra: Any) -> Response:
     rt = studio_of(request).launcher.runtimes.get(ps.runtime_id)
     ctx = _ctx(request, ps, notice=notice, full=not is_htmx(request), **extra)
     if not is_htmx(request):
-        return page(request, "studio/play.html", status=status, rt=rt, **ctx)
+        return page(request, "studio/play.html", status=status, rt=rt, state=await _state_view(request, ps), **ctx)
     ctx["oob"] = True
     body = (render_studio("_observation.html", request, **ctx) + render_studio("_history.html", request, **ctx)
             + render_studio("studio/_play_episode.html", request, **ctx))
-    return HTMLResponse(body, status_code=status)
+    headers = {"HX-Trigger": "openenv:changed"} if status == 200 and changed else {}  # the State panel reloads
+    return HTMLResponse(body, status_code=status, headers=headers)
 
 
-def _editor_reply(request: Request, ps: PlaySession, editor: Editor, status: int, *, reset: bool = False) -> Response:
+@router.get("/play/s/{sid}/state", name="web_state")
+async def play_state(request: Request, sid: str) -> Response:
+    ps = studio_of(request).plays.get(sid)
+    return HTMLResponse(render_studio("_state.html", request, **_ctx(request, ps, state=await _state_view(request, ps))))
+
+
+async def _editor_reply(request: Request, ps: PlaySession, editor: Editor, status: int, *, reset: bool = False) -> Response:
     if not is_htmx(request):
-        return _reply(request, ps, status, **{"reset" if reset else "editor": editor})
+        return await _reply(request, ps, status, **{"reset" if reset else "editor": editor})
     template, target = ("_reset_editor.html", "#reset-editor") if reset else ("_action_editor.html", "#action-editor")
     ctx = _ctx(request, ps, **({"reset": editor} if reset else {"editor": editor}))
     html = render_studio(template, request, **ctx)
@@ -84,15 +105,15 @@ async def play_step(request: Request, sid: str) -> Response:
     ps = studio.plays.get(sid)
     editor, action = read_action(ps.action_node, form_lists(await request.form()))
     if action is None:
-        return _editor_reply(request, ps, editor, 422)
+        return await _editor_reply(request, ps, editor, 422)
     try:
         await studio.plays.step(ps, action)
     except ActionValidationError as exc:
-        return _editor_reply(request, ps, _views(ps).editor_errors(editor, action, exc.errors), 422)
+        return await _editor_reply(request, ps, _views(ps).editor_errors(editor, action, exc.errors), 422)
     except OpenEnvError as exc:
         status, notice = _failure("Step failed", exc)
-        return _reply(request, ps, status, notice, editor=editor)
-    return _reply(request, ps, 200, editor=editor)
+        return await _reply(request, ps, status, notice, editor=editor)
+    return await _reply(request, ps, 200, editor=editor)
 
 
 @router.post("/play/s/{sid}/reset", name="web_reset")
@@ -101,15 +122,15 @@ async def play_reset(request: Request, sid: str) -> Response:
     ps = studio.plays.get(sid)
     editor, kwargs = read_reset(ps.reset_node, form_lists(await request.form()))
     if kwargs is None:
-        return _editor_reply(request, ps, editor, 422, reset=True)
+        return await _editor_reply(request, ps, editor, 422, reset=True)
     try:
         await studio.plays.reset(ps, kwargs)
     except ActionValidationError as exc:
-        return _editor_reply(request, ps, _views(ps).reset_errors(editor, kwargs, exc.errors), 422, reset=True)
+        return await _editor_reply(request, ps, _views(ps).reset_errors(editor, kwargs, exc.errors), 422, reset=True)
     except OpenEnvError as exc:
         status, notice = _failure("Reset failed", exc)
-        return _reply(request, ps, status, notice, reset=editor)
-    return _reply(request, ps, 200, reset=editor)
+        return await _reply(request, ps, status, notice, reset=editor)
+    return await _reply(request, ps, 200, reset=editor)
 
 
 @router.get("/play/s/{sid}/history/{index}", name="web_history_item")
@@ -117,9 +138,9 @@ async def play_history_item(request: Request, sid: str, index: int) -> Response:
     ps = studio_of(request).plays.get(sid)
     record = ps.web.find(index)
     if record is None:
-        return _reply(request, ps, 404, Notice("info", "That entry is no longer kept",
+        return await _reply(request, ps, 404, Notice("info", "That entry is no longer kept",
                                                "open the episode page to see every step"))
-    return _reply(request, ps, 200, record=record)
+    return await _reply(request, ps, 200, record=record, changed=False)
 
 
 @router.get("/play/s/{sid}/value/{index}", name="web_value")

@@ -1,0 +1,82 @@
+"""Fork at step k: "Fork here" on an episode page replays the recorded actions up to the shown
+step on a fresh session of a running env of the same kind (``openenv.recording.fork``), then Play
+continues from there as a new episode linked to its parent; a divergence stops the replay and is
+shown, with "Continue anyway" (replay the rest) or "Discard"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from openenv.core.errors import OpenEnvError
+from openenv.recording import RecordingError
+from webui.studio.episode_views import summarize
+from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.play import PlaySession
+from webui.studio.rendering import is_htmx, page
+from webui.studio.state import studio_of
+from webui.templating import url
+
+router = APIRouter()
+
+
+def _to_play(request: Request, ps: PlaySession) -> Response:
+    target = url(request, "play_page", rid=ps.runtime_id) + f"?session={ps.id}"
+    if is_htmx(request):
+        return Response(status_code=200, headers={"HX-Redirect": target})
+    return RedirectResponse(target, status_code=303)
+
+
+def _step(raw: Any) -> int:
+    text = str(raw or "").strip()
+    if not text.isdigit():
+        raise StudioError("The fork step must be a whole number.")
+    return int(text)
+
+
+@router.post("/episodes/{eid}/fork", name="episode_fork")
+async def episode_fork(request: Request, eid: str) -> Response:
+    studio = studio_of(request)
+    try:
+        ep = studio.store.get_episode(eid)
+    except RecordingError as exc:
+        raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
+    form = await request.form()
+    step = _step(form.get("step"))
+    rt = studio.launcher.get(str(form.get("runtime") or ""))
+    if not rt.live or not rt.base_url:
+        raise StudioError(f"{rt.name} is not running.")
+    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+    try:
+        forked = await studio.plays.fork(ps, ep.id, step)
+    except RecordingError as exc:
+        await studio.plays.close(ps.id)
+        raise StudioError(exc.message) from exc
+    except OpenEnvError as exc:
+        await studio.plays.close(ps.id)
+        raise StudioError(f"The fork on {rt.name} failed: {exc.message}") from exc
+    if forked.report.complete:
+        return _to_play(request, ps)
+    return page(request, "studio/_fork.html", ep=ep, ps=ps, report=forked.report, summarize=summarize)
+
+
+@router.post("/play/s/{sid}/fork/proceed", name="fork_proceed")
+async def fork_proceed(request: Request, sid: str) -> Response:
+    studio = studio_of(request)
+    ps = studio.plays.get(sid)
+    try:
+        await studio.plays.proceed(ps)
+    except OpenEnvError as exc:
+        raise StudioError(f"Replaying the rest failed: {exc.message}") from exc
+    return _to_play(request, ps)
+
+
+@router.post("/play/s/{sid}/fork/discard", name="fork_discard")
+async def fork_discard(request: Request, sid: str) -> Response:
+    await studio_of(request).plays.close(sid)
+    if not is_htmx(request):
+        return RedirectResponse(url(request, "episodes_page"), status_code=303)
+    return HTMLResponse('<p class="muted" id="fork-discarded">Fork discarded (its replayed steps stay recorded).</p>')

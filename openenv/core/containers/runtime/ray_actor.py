@@ -32,6 +32,15 @@ __all__ = ["EnvServerActor", "resolve_runtime", "serve_command"]
 _SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 _MODULE_APP = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 _SERVE = "from openenv.cli.serve import serve; serve()"  # `openenv serve`, without the other commands
+# Runs the server (or guard) so that it gets SIGTERM when its parent, the supervisor, dies: Ray
+# SIGKILLs an ended actor's child processes, so the supervisor may not live to end the group.
+_TIED = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG, kept across exec
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # the supervisor is already gone
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
 # Removes the container when the supervisor ends this guard (SIGTERM), i.e. when the actor is gone.
 _GUARD = """
 import signal, sys, docker
@@ -118,7 +127,7 @@ class EnvServerActor:
         try:
             with self.log_path.open("ab") as log:
                 self._proc = subprocess.Popen(
-                    [sys.executable, str(_SUPERVISOR), str(read_fd), "--", *cmd],
+                    [sys.executable, str(_SUPERVISOR), str(read_fd), "--", *self._tied(cmd)],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                     start_new_session=True, pass_fds=(read_fd,), cwd=self.spec.get("cwd") or None,
                 )
@@ -128,6 +137,11 @@ class EnvServerActor:
         finally:
             os.close(read_fd)
         self._watch_fd = write_fd
+
+    @staticmethod
+    def _tied(cmd: list[str]) -> list[str]:
+        """``cmd`` behind the death-signal shim (the supervisor's pid is known once it runs: ``$PPID``)."""
+        return ["/bin/sh", "-c", 's=$1; shift; exec "$0" -c "$s" "$PPID" "$@"', sys.executable, _TIED, *cmd]
 
     def _start_container(self, port: int) -> None:
         from .docker import LocalDockerProvider

@@ -208,3 +208,29 @@ def test_nothing_of_ours_outlives_cleanup(ray_cluster, project: str) -> None:
         assert p.status() is RuntimeStatus.EXITED
     for url, pid in pids.items():
         assert _gone(pid, url), f"actor {pid} or its server at {url} is still there"
+
+
+def _containers(project: str) -> list[str]:
+    from openenv.core.containers.runtime.docker_engine import engine_client
+
+    client = engine_client()
+    try:
+        found = client.containers.list(all=True, filters={"label": f"io.openenv.project=ray-{project}"})
+        return [c.id for c in found]
+    finally:
+        client.close()
+
+
+def test_docker_image_env_on_a_node_and_its_container_goes_with_the_actor(
+        ray_provider: RayProvider, echo_image: str) -> None:
+    import ray
+
+    url = ray_provider.start_container(echo_image, runtime="docker", **SMALL)
+    ray_provider.wait_for_ready(url, timeout_s=90)
+    assert _episode(url, "from a container") == "from a container"
+    assert len(_containers(ray_provider.project)) == 1
+    ray.kill(ray_provider._actor, no_restart=True)  # the guard removes the container
+    deadline = time.monotonic() + 30
+    while _containers(ray_provider.project) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert _containers(ray_provider.project) == []

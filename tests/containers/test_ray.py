@@ -234,3 +234,30 @@ def test_docker_image_env_on_a_node_and_its_container_goes_with_the_actor(
     while _containers(ray_provider.project) and time.monotonic() < deadline:
         time.sleep(0.25)
     assert _containers(ray_provider.project) == []
+
+
+def _openenv(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "openenv.cli.main", *args], capture_output=True, text=True,
+                          timeout=180, cwd=REPO)
+
+
+def test_cli_starts_lists_and_stops_detached_envs(ray_cluster, project: str) -> None:
+    import json
+
+    where = ["--address", ray_cluster.address, "--project", project]
+    try:
+        out = _openenv("ray", "start", "echo", "-n", "2", "--cpus", "0.5", "--json", *where)
+        assert out.returncode == 0, out.stderr[-2000:]
+        started = [json.loads(line) for line in out.stdout.splitlines()]
+        assert len({s["node_id"] for s in started}) == 2  # spread over both nodes
+        for s in started:  # outlived the CLI's process: detached
+            assert _episode(s["base_url"], "from the cli") == "from the cli"
+        listed = _openenv("ray", "list", *where)
+        assert all(s["runtime_id"] in listed.stdout for s in started), listed.stderr[-2000:]
+        stopped = _openenv("ray", "stop", "--all", *where)
+        assert stopped.stdout.strip() == "stopped 2", stopped.stderr[-2000:]
+        bad = _openenv("ray", "start", "echo", "--cpus", "64", *where)
+        assert bad.returncode == 1 and "no node of the Ray cluster can hold" in bad.stderr
+    finally:
+        RayProvider.cleanup(project=project, address=ray_cluster.address)
+    assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []

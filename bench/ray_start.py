@@ -18,6 +18,7 @@ import concurrent.futures
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from openenv.core.containers.runtime import (  # noqa: E402
     ContainerProvider,
     LocalDockerProvider,
     LocalProcessProvider,
+    ProviderError,
     RayProvider,
 )
 from openenv.envs.echo.client import EchoEnv  # noqa: E402
@@ -42,7 +44,14 @@ def _start_parallel(make: Callable[[], ContainerProvider], target: str, n: int) 
         return provider
 
     with concurrent.futures.ThreadPoolExecutor(n) as pool:
-        return list(pool.map(one, range(n)))
+        started = [pool.submit(one, i) for i in range(n)]
+    failed = [f.exception() for f in started if f.exception() is not None]
+    if failed:
+        for f in started:
+            if f.exception() is None:
+                f.result().stop_quietly()
+        raise failed[0]
+    return [f.result() for f in started]
 
 
 async def _drive(urls: list[str], steps: int) -> float:
@@ -58,9 +67,13 @@ async def _drive(urls: list[str], steps: int) -> float:
     return done / (time.perf_counter() - start)
 
 
-def _measure(name: str, start: Callable[[], list[ContainerProvider]], steps: int) -> tuple[str, float, float]:
+def _measure(name: str, start: Callable[[], list[ContainerProvider]], steps: int) -> tuple[str, float, float] | None:
     began = time.perf_counter()
-    providers = start()
+    try:
+        providers = start()
+    except ProviderError as exc:
+        print(f"  {name:18s} FAILED after {time.perf_counter() - began:.2f} s: {exc.message}", flush=True)
+        return None
     healthy_s = time.perf_counter() - began
     try:
         rate = asyncio.run(_drive([p.base_url for p in providers], steps))
@@ -85,12 +98,13 @@ def main() -> None:
     cluster.start()
     rows = []
     try:
-        ray_provider = RayProvider(project="bench", address=cluster.address)
+        project = f"bench-{uuid.uuid4().hex[:8]}"
+        ray_provider = RayProvider(project=project, address=cluster.address)
         ray_provider.start_many("echo", 1, cpus=0.5)[0].stop_container()  # warm: the driver's connection
         data_dir = tempfile.mkdtemp(prefix="openenv-bench-")
         print(f"{n} echo envs; {args.steps} steps each through one session per env")
         rows.append(_measure("process provider", lambda: _start_parallel(
-            lambda: LocalProcessProvider(project="bench", data_dir=data_dir), "echo", n), args.steps))
+            lambda: LocalProcessProvider(project=project, data_dir=data_dir), "echo", n), args.steps))
         placed: dict[str, int] = {}
 
         def ray_start() -> list[ContainerProvider]:
@@ -103,7 +117,7 @@ def main() -> None:
         print(f"  ray placement: {sorted(placed.values())} envs per node")
         if not args.no_docker:
             rows.append(_measure("docker provider", lambda: _start_parallel(
-                lambda: LocalDockerProvider(project="bench"), args.image, n), args.steps))
+                lambda: LocalDockerProvider(project=project), args.image, n), args.steps))
     finally:
         import ray
 
@@ -112,7 +126,7 @@ def main() -> None:
         cluster.stop()
     ref = rows[0]
     print("ratios to the process provider (healthy time, steps/s):")
-    for name, healthy_s, rate in rows:
+    for name, healthy_s, rate in filter(None, rows):
         print(f"  {name:18s} x{healthy_s / ref[1]:.2f}   x{rate / ref[2]:.2f}")
 
 

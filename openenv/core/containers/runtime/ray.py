@@ -21,6 +21,7 @@ import ipaddress
 import os
 import re
 import socket
+import threading
 import time
 import uuid
 from typing import Any
@@ -41,6 +42,7 @@ _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([bkmg]?)$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _CALL_TIMEOUT_S = 10.0
 _ALIVE_EVERY_S = 0.25
+_CONNECTING = threading.Lock()  # ray.init is once per process: launches in parallel threads wait here
 
 
 def ray_unavailable_reason() -> str | None:
@@ -99,6 +101,11 @@ def connect(address: str | None = None) -> Any:
         ProviderError: this process is already connected to another cluster.
     """
     ray = _ray()
+    with _CONNECTING:
+        return _connect(ray, address)
+
+
+def _connect(ray: Any, address: str | None) -> Any:
     if ray.is_initialized():
         current = ray.get_runtime_context().gcs_address
         if address and address not in ("auto", current) and not _same_address(address, current):
@@ -119,7 +126,8 @@ def connect(address: str | None = None) -> Any:
     if _is_loopback(host):
         _keep_loopback()
     try:
-        ray.init(address=f"{host}:{port}", namespace="openenv", logging_level="WARNING",
+        target = address if address.startswith("ray://") else f"{host}:{port}"  # Ray Client, or the GCS
+        ray.init(address=target, namespace="openenv", logging_level="WARNING",
                  log_to_driver=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise EngineUnavailableError(f"could not join the Ray cluster at {address}: {exc}") from exc

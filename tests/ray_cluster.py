@@ -21,12 +21,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openenv.core.containers.runtime.ports import free_port
+import pytest
 
-__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available"]
+from openenv.core.containers.runtime.ports import free_port
+from tests._require import require
+
+__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster"]
 
 _NODE = Path(__file__).with_name("ray_node.py")  # `ray start`, kept on 127.0.0.1
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
@@ -165,3 +169,22 @@ class LocalRayCluster:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[LocalRayCluster]:
+    """A real two-node Ray cluster on 127.0.0.1, once per session (registered in tests/conftest.py):
+    head 2 CPUs + resource ``head``, worker 2 CPUs + resource ``worker``. This process becomes its
+    driver when a test uses it, and disconnects before the nodes stop."""
+    require(ray_available(), "Ray (pip install -e '.[ray]')")
+    cluster = LocalRayCluster([{"num_cpus": 2, "resources": {"head": 1}},
+                               {"num_cpus": 2, "resources": {"worker": 1}}])
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.stop()

@@ -95,21 +95,3 @@ def echo_image(base_image: str) -> str:
 
     return build_env_image("echo", tag=ECHO_TAG, base_image=base_image, offline=True)
 
-
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[object]:
-    """A real two-node Ray cluster on 127.0.0.1 (head: 2 CPUs + ``head``, worker: 2 CPUs + ``worker``)."""
-    from tests.ray_cluster import LocalRayCluster, ray_available
-
-    require(ray_available(), "Ray (pip install -e '.[ray]')")
-    cluster = LocalRayCluster([{"num_cpus": 2, "resources": {"head": 1}},
-                               {"num_cpus": 2, "resources": {"worker": 1}}])
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        import ray
-
-        if ray.is_initialized():
-            ray.shutdown()
-        cluster.stop()

@@ -10,7 +10,6 @@ import httpx
 import pytest
 
 from openenv.core.containers.runtime import RayProvider
-from tests.containers.conftest import ray_cluster  # noqa: F401 - the session's two-node cluster
 from tests.studio.conftest import StudioClient, make_settings, running_studio
 from tests.studio.html import fragment
 
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.ray
 
 
 @pytest.fixture()
-def project(ray_cluster) -> Iterator[str]:  # noqa: F811
+def project(ray_cluster) -> Iterator[str]:
     name = f"studio-{uuid.uuid4().hex[:8]}"
     yield name
     RayProvider.cleanup(project=name, address=ray_cluster.address)
@@ -51,7 +50,7 @@ def test_without_an_address_ray_is_absent_with_the_reason(tmp_path: Path) -> Non
         sc.http.close()
 
 
-def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster, project: str) -> None:  # noqa: F811
+def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster, project: str) -> None:
     settings = make_settings(tmp_path, project=project, ray_address=ray_cluster.address)
     nodes = {n["node_id"][:8] for n in RayProvider.nodes(ray_cluster.address)}
     with running_studio(settings, cleanup=False) as url:

@@ -84,6 +84,15 @@ def _free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
+def _node_logs_dir() -> str | None:
+    """The Ray node's log directory (removed with the node's session), else the system temp dir."""
+    node = getattr(ray._private.worker, "_global_node", None)  # no public API names it
+    try:
+        return node.get_logs_dir_path() if node is not None else None
+    except (AttributeError, OSError):
+        return None
+
+
 class EnvServerActor:
     """One env server on this node. ``spec`` holds target, runtime, host, port, env_vars, token, labels."""
 
@@ -93,7 +102,7 @@ class EnvServerActor:
         self.node_id = ctx.get_node_id()
         self.node_ip = ray.util.get_node_ip_address()
         self.host = spec.get("host") or self.node_ip
-        self.log_dir = Path(tempfile.mkdtemp(prefix="openenv-ray-"))
+        self.log_dir = Path(tempfile.mkdtemp(prefix="openenv-env-", dir=_node_logs_dir()))
         self.log_path = self.log_dir / "server.log"
         self.base_url: str | None = None
         self.runtime = ""

@@ -17,6 +17,7 @@ Ray is an optional extra (``pip install 'openenv-studio[ray]'``), imported only 
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import ipaddress
 import os
 import re
@@ -46,10 +47,8 @@ _CONNECTING = threading.Lock()  # ray.init is once per process: launches in para
 
 
 def ray_unavailable_reason() -> str | None:
-    """Why the Ray provider cannot be used here (Ray not installed), or None."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
+    """Why the Ray provider cannot be used here (Ray not installed), or None; imports nothing."""
+    if importlib.util.find_spec("ray") is None:
         return "Ray is not installed (pip install 'openenv-studio[ray]')"
     return None
 

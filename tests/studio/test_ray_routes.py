@@ -78,3 +78,17 @@ def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster
         assert sc.post(f"/envs/r/{info.runtime_id[:12]}/stop", **{"HX-Target": "running"}).status_code == 200
         sc.http.close()
     assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
+
+
+def test_without_ray_installed_the_reason_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from openenv.core.containers.runtime import EngineUnavailableError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
+    with pytest.raises(EngineUnavailableError, match="Ray is not installed"):
+        RayProvider(address="127.0.0.1:6379").start_container("echo")
+    with running_studio(make_settings(tmp_path, ray_address="127.0.0.1:6379")) as url:
+        sc = _client(url)
+        assert "Ray is not installed" in sc.page("/envs").with_class("ray-off")[0].text()
+        sc.http.close()

@@ -10,6 +10,9 @@
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
+     ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
+     │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
+     ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
 
@@ -26,10 +29,12 @@ __all__ = [
     "ActionValidationError",
     "CapacityError",
     "ClientStateError",
+    "ConcurrencyConfigurationError",
     "ConnectionLostError",
     "EnvBusyError",
     "EnvExecutionError",
     "FactoryError",
+    "LLMClientError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
@@ -100,6 +105,26 @@ class FactoryError(OpenEnvError):
 
 class SessionNotFoundError(OpenEnvError):
     code = "SESSION_ERROR"
+
+
+class ConcurrencyConfigurationError(OpenEnvError):
+    """The published 0.10 start-up guard: several sessions asked of an env not marked concurrent-safe."""
+
+    code = "CONCURRENCY_CONFIG"
+
+    def __init__(self, environment_name: str, max_concurrent_envs: int, message: str | None = None) -> None:
+        if message is None:
+            message = (
+                f"Environment '{environment_name}' is not marked as SUPPORTS_CONCURRENT_SESSIONS. "
+                f"Cannot run with max_concurrent_envs={max_concurrent_envs}. "
+                "Either set max_concurrent_envs=1 or ensure the environment "
+                "properly isolates session state and set SUPPORTS_CONCURRENT_SESSIONS=True."
+            )
+        super().__init__(message, environment_name=environment_name, max_concurrent_envs=max_concurrent_envs)
+
+
+class LLMClientError(OpenEnvError):
+    code = "LLM_ERROR"
 
 
 class ClientStateError(OpenEnvError):

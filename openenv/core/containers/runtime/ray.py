@@ -392,13 +392,14 @@ class RayProvider(ContainerProvider):
         if self._stopped or self._actor is None:
             return
         ray = _ray()
-        try:
-            ray.get(self._actor.stop.remote(), timeout=20)
-        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-            pass  # already dead, or stuck: ending the actor closes the supervisor's pipe either way
-        except ray.exceptions.RayError as exc:
-            raise ProviderError(f"stopping {self.runtime_id}: {_reason(exc)}") from None
-        ray.kill(self._actor, no_restart=True)
+        if self.base_url is not None:  # a server was started: stop it gracefully first
+            try:
+                ray.get(self._actor.stop.remote(), timeout=20)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                pass  # already dead, or stuck: ending the actor closes the supervisor's pipe either way
+            except ray.exceptions.RayError as exc:
+                raise ProviderError(f"stopping {self.runtime_id}: {_reason(exc)}") from None
+        ray.kill(self._actor, no_restart=True)  # also cancels an actor still waiting for placement
         self._stopped = True
         self._ready = False
 

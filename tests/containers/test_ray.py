@@ -261,3 +261,33 @@ def test_cli_starts_lists_and_stops_detached_envs(ray_cluster, project: str) -> 
     finally:
         RayProvider.cleanup(project=project, address=ray_cluster.address)
     assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
+
+
+def test_a_non_detached_env_dies_with_its_driver(ray_cluster, project: str) -> None:
+    script = ("import sys, time\nfrom openenv.core.containers.runtime import RayProvider\n"
+              "p = RayProvider(address=sys.argv[1], project=sys.argv[2])\n"
+              "url = p.start_container('echo', cpus=0.5)\np.wait_for_ready(url, 60)\n"
+              "print(url, flush=True)\ntime.sleep(120)\n")
+    driver = subprocess.Popen([sys.executable, "-c", script, ray_cluster.address, project], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = driver.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), "the driver did not start its env"
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+        assert len(RayProvider.list_runtimes(project=project, address=ray_cluster.address)) == 1
+    finally:
+        driver.kill()  # no cleanup of its own: Ray ends what the driver owned
+        driver.wait(timeout=30)
+        driver.stdout.close()
+    deadline = time.monotonic() + 60
+    while RayProvider.list_runtimes(project=project, address=ray_cluster.address) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{url}/health", timeout=1.0)
+        except httpx.ConnectError:
+            break
+        time.sleep(0.25)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/health", timeout=1.0)

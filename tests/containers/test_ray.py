@@ -173,6 +173,8 @@ def test_env_that_crashes_at_start_reports_its_log(ray_provider: RayProvider) ->
 def test_bad_options_are_refused(ray_provider: RayProvider) -> None:
     with pytest.raises(ProviderError, match="does not support: replicas"):
         ray_provider.start_container("echo", replicas=2)
+    with pytest.raises(ProviderError, match="cpus must not be negative"):
+        ray_provider.start_container("echo", cpus=-1)
     with pytest.raises(ProviderError, match="memory must look like"):
         ray_provider.start_container("echo", memory="lots")
     with pytest.raises(ProviderError, match="at least 1"):

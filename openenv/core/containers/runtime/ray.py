@@ -233,7 +233,10 @@ class RayProvider(ContainerProvider):
         if self._actor is not None and not self._stopped:
             raise ProviderError(f"this provider already started {self.runtime_id}; stop it first")
         options = dict(options)
-        cpus = float(options.pop("cpus", None) or 1.0)
+        cpus = options.pop("cpus", None)
+        cpus = 1.0 if cpus is None else float(cpus)
+        if cpus < 0:
+            raise ProviderError(f"cpus must not be negative, not {cpus:g}")
         memory = parse_memory(options.pop("memory", None))
         resources = dict(options.pop("resources", None) or {})
         node_id = options.pop("node_id", None)

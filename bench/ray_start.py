@@ -4,7 +4,7 @@
 
 Starts a two-node Ray cluster on 127.0.0.1 (two ``ray start`` processes, 8 logical CPUs each),
 then, in the same run: the Ray provider (``start_many``, 0.5 CPU per env, SPREAD), the process
-provider (N starts in parallel threads) and the Docker provider (same, from the echo image).
+provider (N starts in parallel threads, or ``--parallel K`` at a time) and the Docker provider (same, from the echo image).
 Steps/s: one WebSocket session per env, all driven concurrently from this process; ratios are
 against the process provider. Everything runs on this machine's cores, so the figures show the
 provider's overhead, not a cluster's scale.
@@ -36,14 +36,15 @@ from openenv.envs.echo.models import EchoAction  # noqa: E402
 from tests.ray_cluster import LocalRayCluster  # noqa: E402
 
 
-def _start_parallel(make: Callable[[], ContainerProvider], target: str, n: int) -> list[ContainerProvider]:
+def _start_parallel(make: Callable[[], ContainerProvider], target: str, n: int,
+                    parallel: int) -> list[ContainerProvider]:
     def one(_: int) -> ContainerProvider:
         provider = make()
         url = provider.start_container(target)
         provider.wait_for_ready(url, 120)
         return provider
 
-    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
         started = [pool.submit(one, i) for i in range(n)]
     failed = [f.exception() for f in started if f.exception() is not None]
     if failed:
@@ -90,8 +91,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100, help="steps per env")
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--image", default="openenv-echo:test")
+    parser.add_argument("--parallel", type=int, default=None,
+                        help="process/Docker starts at a time (default: all; Ray always starts all at once)")
     args = parser.parse_args()
     n = args.envs
+    parallel = args.parallel or n
 
     cluster = LocalRayCluster([{"num_cpus": 8, "resources": {"head": 1}},
                                {"num_cpus": 8, "resources": {"worker": 1}}])
@@ -102,9 +106,10 @@ def main() -> None:
         ray_provider = RayProvider(project=project, address=cluster.address)
         ray_provider.start_many("echo", 1, cpus=0.5)[0].stop_container()  # warm: the driver's connection
         data_dir = tempfile.mkdtemp(prefix="openenv-bench-")
-        print(f"{n} echo envs; {args.steps} steps each through one session per env")
+        print(f"{n} echo envs ({parallel} process/Docker starts at a time); {args.steps} steps each "
+              "through one session per env")
         rows.append(_measure("process provider", lambda: _start_parallel(
-            lambda: LocalProcessProvider(project=project, data_dir=data_dir), "echo", n), args.steps))
+            lambda: LocalProcessProvider(project=project, data_dir=data_dir), "echo", n, parallel), args.steps))
         placed: dict[str, int] = {}
 
         def ray_start() -> list[ContainerProvider]:
@@ -117,7 +122,7 @@ def main() -> None:
         print(f"  ray placement: {sorted(placed.values())} envs per node")
         if not args.no_docker:
             rows.append(_measure("docker provider", lambda: _start_parallel(
-                lambda: LocalDockerProvider(project=project), args.image, n), args.steps))
+                lambda: LocalDockerProvider(project=project), args.image, n, parallel), args.steps))
     finally:
         import ray
 

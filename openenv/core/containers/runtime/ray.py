@@ -22,6 +22,7 @@ import ipaddress
 import os
 import re
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -43,6 +44,7 @@ _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([bkmg]?)$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _CALL_TIMEOUT_S = 10.0
 _ALIVE_EVERY_S = 0.25
+_NO_ADDRESS = "no Ray cluster address: set the provider's address (host:port of the head's GCS) or RAY_ADDRESS"
 _CONNECTING = threading.Lock()  # ray.init is once per process: launches in parallel threads wait here
 
 
@@ -99,6 +101,8 @@ def connect(address: str | None = None) -> Any:
         EngineUnavailableError: Ray is missing, no address is known, or nothing answers there.
         ProviderError: this process is already connected to another cluster.
     """
+    if not (address or os.environ.get("RAY_ADDRESS")) and "ray" not in sys.modules:
+        raise EngineUnavailableError(_NO_ADDRESS)  # nowhere to go, and no connection made before
     ray = _ray()
     with _CONNECTING:
         return _connect(ray, address)
@@ -113,8 +117,7 @@ def _connect(ray: Any, address: str | None) -> Any:
         return ray
     address = address or os.environ.get("RAY_ADDRESS")
     if not address or address == "auto":
-        raise EngineUnavailableError("no Ray cluster address: set the provider's address (host:port of "
-                                     "the head's GCS) or RAY_ADDRESS")
+        raise EngineUnavailableError(_NO_ADDRESS)
     host, port = _split(address)
     try:
         with socket.create_connection((host, port), timeout=3.0):

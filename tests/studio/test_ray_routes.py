@@ -80,15 +80,20 @@ def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster
     assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
 
 
-def test_without_ray_installed_the_reason_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_ray_installed_the_reason_is_given() -> None:
+    """In a fresh process where ``import ray`` fails (this one is a Ray driver already)."""
+    import subprocess
     import sys
 
-    from openenv.core.containers.runtime import EngineUnavailableError
-
-    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
-    with pytest.raises(EngineUnavailableError, match="Ray is not installed"):
-        RayProvider(address="127.0.0.1:6379").start_container("echo")
-    with running_studio(make_settings(tmp_path, ray_address="127.0.0.1:6379")) as url:
-        sc = _client(url)
-        assert "Ray is not installed" in sc.page("/envs").with_class("ray-off")[0].text()
-        sc.http.close()
+    script = ("import sys\nsys.modules['ray'] = None  # as if Ray were not installed\n"
+              "from openenv.core.containers.runtime import EngineUnavailableError, RayProvider\n"
+              "from webui.studio.ray_status import probe_ray\n"
+              "print(probe_ray('127.0.0.1:6379').reason)\n"
+              "try:\n    RayProvider(address='127.0.0.1:6379').start_container('echo')\n"
+              "except EngineUnavailableError as exc:\n    print(exc.code, exc.message)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.splitlines() == [
+        "Ray is not installed (pip install 'openenv-studio[ray]').",
+        "ENGINE_UNAVAILABLE Ray is not installed (pip install 'openenv-studio[ray]')",
+    ], out.stderr[-2000:]

@@ -13,6 +13,7 @@
      ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
      │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
      ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
+     ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
 
@@ -40,6 +41,7 @@ __all__ = [
     "ProtocolError",
     "SessionNotFoundError",
     "StepTimeoutError",
+    "ToolCallError",
     "error_from_wire",
 ]
 
@@ -125,6 +127,12 @@ class ConcurrencyConfigurationError(OpenEnvError):
 
 class LLMClientError(OpenEnvError):
     code = "LLM_ERROR"
+
+
+class ToolCallError(OpenEnvError):
+    """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
+
+    code = "TOOL_ERROR"
 
 
 class ClientStateError(OpenEnvError):

@@ -58,7 +58,7 @@ def unwrap_factory(factory: Any) -> Any:
 def check_concurrency_safety(factory: Callable[[], Any] | None, env_cls: type | None, cap: int | None) -> None:
     """Raise ``ConcurrencyConfigurationError`` when ``cap > 1`` on an ``Environment`` not marked concurrent-safe.
 
-    As in 0.10, a factory whose class is unknown is called once (and the env closed) to learn it.
+    As in 0.10, a factory that is not a class (nor a partial of one) is called once (and the env closed) to learn it.
     Classes that do not derive from ``Environment`` (duck-typed envs) are not checked.
     """
     if cap is None or cap <= 1:
@@ -67,7 +67,7 @@ def check_concurrency_safety(factory: Callable[[], Any] | None, env_cls: type | 
     inner = unwrap_factory(factory)
     if isinstance(inner, type):
         cls = inner
-    elif cls is None and factory is not None and not inspect.iscoroutinefunction(inner):
+    elif factory is not None and not inspect.iscoroutinefunction(inner):
         probe = factory()
         cls = type(probe)
         close = getattr(probe, "close", None)

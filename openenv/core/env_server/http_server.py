@@ -62,7 +62,7 @@ class HTTPEnvServer:
         max_concurrent_envs / concurrency_config: session cap (default: 256 for concurrent-safe envs,
             else 1); more than one on an ``Environment`` not marked ``SUPPORTS_CONCURRENT_SESSIONS``
             raises ``ConcurrencyConfigurationError``. A ``ConcurrencyConfig`` also sets the idle timeout.
-        reset_observation_cls: published in ``/schema`` as ``reset_observation`` when given.
+        reset_observation_cls: published in ``/schema`` as ``reset_observation`` (default: the observation's).
         session_timeout_s: idle sessions are closed after this long (``None`` disables).
         step_timeout_s: default per-call deadline (``timeout_s`` per request overrides it).
     """
@@ -129,8 +129,9 @@ class HTTPEnvServer:
             "observation": json_schema(self.observation_cls),
             "state": json_schema(self.state_cls),
         }
-        if self.reset_observation_cls is not None:
-            schemas["reset_observation"] = json_schema(self.reset_observation_cls)
+        schemas["reset_observation"] = (
+            json_schema(self.reset_observation_cls) if self.reset_observation_cls else schemas["observation"]
+        )
         return schemas
 
     def reset_params_schema(self) -> dict[str, Any]:

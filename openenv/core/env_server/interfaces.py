@@ -55,7 +55,10 @@ StateT = TypeVar("StateT")
 
 
 class Message(TypedDict):
-    """One chat message (Hugging Face chat-template shape)."""
+    """A message in a conversation.
+
+    Compatible with Huggingface chat template format.
+    """
 
     role: str
     content: str

@@ -79,6 +79,11 @@ class ActionCodec:
         self._fields: frozenset[str] = frozenset()
         if self._is_dataclass:
             self._fields = frozenset(f.name for f in dataclasses.fields(action_cls))
+        self._mcp_actions = _mcp_action_types(action_cls) if self._is_model else None
+
+    def is_mcp_request(self, data: Any) -> bool:
+        """True for a ``list_tools``/``call_tool`` action this environment takes (no reset needed)."""
+        return self._mcp_actions is not None and isinstance(data, dict) and data.get("type") in self._mcp_actions
 
     def parse(self, data: Any) -> Any:
         """Validate ``data`` (a dict) into an action; raises ActionValidationError."""
@@ -90,6 +95,8 @@ class ActionCodec:
         if self.action_cls is None or self.action_cls is dict:
             return data
         try:
+            if self._mcp_actions is not None and data.get("type") in self._mcp_actions:
+                return self._mcp_actions[data["type"]].model_validate(data)
             if self._is_model:
                 return self.action_cls.model_validate(data)
             if self._is_dataclass:
@@ -113,6 +120,19 @@ class ActionCodec:
         if "metadata" in data and "metadata" not in self._fields:
             data = {k: v for k, v in data.items() if k != "metadata"}
         return data
+
+
+def _mcp_action_types(action_cls: type) -> dict[str, type] | None:
+    """``{"list_tools": ListToolsAction, "call_tool": CallToolAction}`` when the action type is the
+    base ``Action`` or an MCP action (as published: env-specific action types stay authoritative)."""
+    from openenv.core.env_server.types import Action
+
+    mcp_module = "openenv.core.env_server.mcp_types"
+    if action_cls is not Action and not any(c.__module__ == mcp_module for c in action_cls.__mro__):
+        return None
+    from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+
+    return {"list_tools": ListToolsAction, "call_tool": CallToolAction}
 
 
 def _clean_errors(exc: ValidationError) -> list[dict[str, Any]]:

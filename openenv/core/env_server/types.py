@@ -2,7 +2,8 @@
 
 ``Action``/``Observation``/``State`` are the author's base classes. The request, response and
 WebSocket message models, enums and ``ConcurrencyConfig`` carry the published 0.10 names and
-fields; the server parses frames itself (``ws_route``), these models document them.
+fields; the server parses frames itself (``ws_route``), these models document them. Field
+descriptions and base-class docstrings are the published ones (they appear in JSON schemas), so ``/schema`` answers the same as 0.10's.
 """
 
 from __future__ import annotations
@@ -79,30 +80,41 @@ _MODEL = ConfigDict(extra="forbid", validate_assignment=True, arbitrary_types_al
 
 
 class Action(BaseModel):
-    """Base class of an environment's action; unknown fields are rejected."""
+    """Base class for all environment actions.
+
+    All action subclasses should inherit from this base class.
+    Uses Pydantic for automatic validation and serialization.
+    """
 
     model_config = _MODEL
 
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form action metadata")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Additional metadata for the action")
 
 
 class Observation(BaseModel):
-    """Base class of an environment's observation; ``reward``/``done`` travel beside it on the wire."""
+    """Base class for all environment observations.
+
+    All observation subclasses should inherit from this base class.
+    Uses Pydantic for automatic validation and serialization.
+    """
 
     model_config = _MODEL
 
-    done: bool = Field(default=False, description="Whether the episode has ended")
-    reward: bool | int | float | None = Field(default=None, description="Reward of the last step")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form observation metadata")
+    done: bool = Field(default=False, description="Whether the episode has terminated")
+    reward: bool | int | float | None = Field(default=None, description="Reward signal from the last action")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Additional metadata for the observation")
 
 
 class State(BaseModel):
-    """Episode state; environments add their own fields."""
+    """Base class for environment state.
+
+    Represents internal environment state, separate from observations.
+    """
 
     model_config = ConfigDict(extra="allow", validate_assignment=True, arbitrary_types_allowed=True)
 
-    episode_id: str | None = Field(default=None, description="Identifier of the current episode")
-    step_count: int = Field(default=0, ge=0, description="Steps taken in the current episode")
+    episode_id: str | None = Field(default=None, description="Unique identifier for the current episode")
+    step_count: int = Field(default=0, ge=0, description="Number of steps taken in the current episode")
 
 
 class EnvironmentMetadata(BaseModel):
@@ -125,11 +137,11 @@ class BaseMessage(BaseModel):
 
 
 class CodeExecResult(BaseMessage):
-    """Outcome of running code: ``stdout``, ``stderr``, ``exit_code``."""
+    """Result of code execution containing stdout, stderr, and exit code."""
 
-    stdout: str
-    stderr: str
-    exit_code: int
+    stdout: str = Field(description="Standard output from code execution")
+    stderr: str = Field(description="Standard error from code execution")
+    exit_code: int = Field(description="Exit code from code execution")
 
 
 class ConcurrencyConfig(BaseMessage):

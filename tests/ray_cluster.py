@@ -30,7 +30,7 @@ import pytest
 from openenv.core.containers.runtime.ports import free_port
 from tests._require import require
 
-__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster"]
+__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver"]
 
 _NODE = Path(__file__).with_name("ray_node.py")  # `ray start`, kept on 127.0.0.1
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
@@ -188,3 +188,14 @@ def ray_cluster() -> Iterator[LocalRayCluster]:
         if ray.is_initialized():
             ray.shutdown()
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_driver(ray_cluster: LocalRayCluster) -> Iterator[LocalRayCluster]:
+    """The cluster, with this process disconnected from it after the module (Ray's driver threads
+    do not linger through the rest of the suite; the next module connects again)."""
+    yield ray_cluster
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()

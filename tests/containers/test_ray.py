@@ -26,7 +26,7 @@ from openenv.envs.echo.models import EchoAction
 
 from .conftest import REPO
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_driver")]
 
 OK_APP = "tests.containers.apps:ok"
 SMALL = {"cpus": 0.5}

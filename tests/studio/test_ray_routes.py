@@ -50,6 +50,7 @@ def test_without_an_address_ray_is_absent_with_the_reason(tmp_path: Path) -> Non
         sc.http.close()
 
 
+@pytest.mark.usefixtures("ray_driver")
 def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster, project: str) -> None:
     settings = make_settings(tmp_path, project=project, ray_address=ray_cluster.address)
     nodes = {n["node_id"][:8] for n in RayProvider.nodes(ray_cluster.address)}

@@ -11,7 +11,7 @@ from openenv.core.containers.runtime import RayProvider
 from tests.studio.conftest import make_settings, running_studio
 from tests.studio.e2e.test_studio_browser import _launch, _step
 
-pytestmark = [pytest.mark.browser, pytest.mark.ray]
+pytestmark = [pytest.mark.browser, pytest.mark.ray, pytest.mark.usefixtures("ray_driver")]
 PROJECT = "e2e-ray"
 
 

@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "episodes": "openenv.cli.episodes:episodes",
     "init": "openenv.cli.init:init",
+    "ray": "openenv.cli.ray:ray_group",
     "serve": "openenv.cli.serve:serve",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",

@@ -94,3 +94,4 @@ def echo_image(base_image: str) -> str:
     from openenv.core.containers.images import build_env_image
 
     return build_env_image("echo", tag=ECHO_TAG, base_image=base_image, offline=True)
+

@@ -66,7 +66,8 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         store = EpisodeStore(settings.database_target)
-        catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host)
+        catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host,
+                              ray_address=settings.ray_address)
         launcher = Launcher(settings)
         studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s),
                         Reruns(store))

@@ -9,7 +9,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from openenv.auto import TargetError, bundled_envs, resolve_target
 from openenv.core.containers.runtime import ProviderError
 from openenv.core.containers.runtime.docker_engine import engine_client, translate_docker_errors
 from webui.studio.errors import CatalogueError, NotFoundError
+from webui.studio.ray_status import RayStatus, probe_ray
 
 __all__ = ["Catalogue", "DockerStatus", "Entry", "probe_docker"]
 
@@ -33,6 +34,7 @@ class DockerStatus:
     swarm: bool = False
     reason: str = ""
     images: tuple[tuple[str, str], ...] = ()  # (tag, short id)
+    ray: RayStatus = RayStatus(False)  # the Ray cluster's status rides along (probed with Docker)
 
 
 def probe_docker(enabled: bool, docker_host: str | None) -> DockerStatus:
@@ -79,10 +81,12 @@ def _key(kind: str, target: str) -> str:
 class Catalogue:
     """Launchable entries; Docker facts cached for a few seconds."""
 
-    def __init__(self, data_dir: Path, *, docker: bool, docker_host: str | None) -> None:
+    def __init__(self, data_dir: Path, *, docker: bool, docker_host: str | None,
+                 ray_address: str | None = None) -> None:
         self.path = data_dir / "catalogue.json"
         self.docker_enabled = docker
         self.docker_host = docker_host
+        self.ray_address = ray_address
         self._lock = threading.Lock()
         self._docker: tuple[float, DockerStatus] | None = None
 
@@ -90,6 +94,7 @@ class Catalogue:
         cached = self._docker
         if cached is None or fresh or time.monotonic() - cached[0] > _DOCKER_TTL_S:
             status = probe_docker(self.docker_enabled, self.docker_host)
+            status = replace(status, ray=probe_ray(self.ray_address))
             self._docker = (time.monotonic(), status)
             return status
         return cached[1]
@@ -117,6 +122,8 @@ class Catalogue:
         if docker.available:
             kinds = ("docker", "swarm") if docker.swarm else ("docker",)
             out += [Entry(_key("image", tag), "image", tag, kinds, f"image {short}") for tag, short in docker.images]
+        if docker.ray.available:  # Ray serves every kind of entry (images on nodes with Docker)
+            out = [replace(e, providers=(*e.providers, "ray")) for e in out]
         return out
 
     def get(self, key: str, docker: DockerStatus | None = None) -> Entry:

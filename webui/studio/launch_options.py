@@ -15,6 +15,7 @@ PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
     "process": ("port", "env_vars"),
     "docker": ("port", "env_vars", "memory", "cpus", "pids_limit", "isolated"),
     "swarm": ("env_vars", "memory", "cpus", "pids_limit", "replicas", "isolated"),
+    "ray": ("env_vars", "memory", "cpus"),
 }
 
 

@@ -30,6 +30,7 @@ __all__ = ["Health", "Launcher", "Runtime"]
 
 log = logging.getLogger("openenv.studio")
 HEALTH_TIMEOUT_S = 1.5
+_GONE = {"process": "the process exited", "ray": "the Ray actor or its server is gone"}
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Runtime:
     log_tail: str = ""
     adopted: bool = False
     handle: ContainerProvider | None = None
+    placement: str = ""  # where a cluster provider put it (Ray: the node)
 
     @property
     def live(self) -> bool:
@@ -79,6 +81,8 @@ class Launcher:
     def _provider_options(self, kind: str) -> dict[str, Any]:
         if kind == "process":
             return {"project": self.settings.project, "data_dir": self.settings.runtimes_dir}
+        if kind == "ray":
+            return {"project": self.settings.project, "address": self.settings.ray_address}
         return {"project": self.settings.project, "docker_host": self.settings.docker_host}
 
     def _class_options(self, kind: str) -> dict[str, Any]:
@@ -106,6 +110,8 @@ class Launcher:
             options["detach"] = True
         else:
             options["env_name"] = rt.name
+        if rt.provider == "ray":
+            options["detached"] = True  # outlives a studio restart, to be re-adopted
         try:
             rt.base_url = handle.start_container(rt.target, **options)
             handle.wait_for_ready(rt.base_url, timeout_s=self.settings.launch_timeout_s)
@@ -122,6 +128,7 @@ class Launcher:
             handle.stop_quietly()
         else:
             rt.started_at = time.time()
+            rt.placement = _placement(getattr(handle, "node_id", None), getattr(handle, "node_ip", None))
             rt.status = "running"
 
     # -- lookup -------------------------------------------------------------------------------
@@ -218,7 +225,8 @@ class Launcher:
                 rt = Runtime(id=info.runtime_id[:12], name=info.env_name or info.runtime_id, provider=kind,
                              target=info.env_name or "", status="running" if alive else "exited",
                              base_url=info.base_url or handle.base_url, started_at=info.started_at or time.time(),
-                             adopted=True, handle=handle)
+                             adopted=True, handle=handle,
+                             placement=_placement(info.extra.get("node_id"), info.extra.get("node_ip")))
                 if not alive:
                     rt.error = "found dead after the studio restarted"
                 self.runtimes[rt.id] = rt
@@ -238,12 +246,16 @@ class Launcher:
         live = self.live()
         results = await asyncio.gather(*(check_health(r.base_url or "") for r in live))
         for rt in live:
-            if rt.handle is not None and rt.provider == "process":
+            if rt.handle is not None and rt.provider in ("process", "ray"):
                 status = await asyncio.to_thread(_safe_status, rt.handle)
                 if status is RuntimeStatus.EXITED:
-                    rt.status, rt.error = "exited", "the process exited"
+                    rt.status, rt.error = "exited", _GONE[rt.provider]
                     rt.log_tail = rt.handle.safe_logs()
         return {rt.id: h for rt, h in zip(live, results, strict=True)}
+
+
+def _placement(node_id: str | None, node_ip: str | None) -> str:
+    return f"node {node_id[:8]} ({node_ip})" if node_id else ""
 
 
 def _safe_status(handle: ContainerProvider) -> RuntimeStatus | None:

@@ -60,6 +60,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("project", "studio", "Project name scoping the runtimes the studio starts, lists and re-adopts.", str),
     Setting("docker", True, "Use Docker/Swarm when the engine is reachable (false hides them).", _bool),
     Setting("docker_host", None, "Docker engine URL (default DOCKER_HOST or the local socket).", _optional),
+    Setting("ray_address", None, "Ray cluster address (the head's host:port); when it answers, Ray is "
+            "offered as a provider.", _optional),
     Setting("launch_timeout_s", 60.0, "Seconds an environment may take to become healthy.", float),
     Setting("page_size", 50, "Episodes per page in the episode list.", int),
     Setting("timeline_window", 25, "Steps listed around the shown step on an episode page.", int),
@@ -80,6 +82,7 @@ class StudioSettings:
     project: str = "studio"
     docker: bool = True
     docker_host: str | None = None
+    ray_address: str | None = None
     launch_timeout_s: float = 60.0
     page_size: int = 50
     timeline_window: int = 25

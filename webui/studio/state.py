@@ -32,6 +32,8 @@ class Studio:
             kinds.append("docker")
             if docker.swarm:
                 kinds.append("swarm")
+        if docker.ray.available:
+            kinds.append("ray")
         return tuple(kinds)
 
 

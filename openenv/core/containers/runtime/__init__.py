@@ -1,5 +1,5 @@
-"""Runtime providers: run an environment server as a local process, a Docker container or a
-Docker Swarm service, wait until it is healthy, and stop it (see ``base.ContainerProvider``)."""
+"""Runtime providers: run an environment server as a local process, a Docker container, a
+Docker Swarm service or a Ray actor, wait until it is healthy, and stop it (see ``base.ContainerProvider``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from .docker import LocalDockerProvider
 from .errors import (
     EngineUnavailableError,
     ImageNotFoundError,
+    PlacementError,
     PortInUseError,
     ProviderError,
     RuntimeNotFoundError,
@@ -17,6 +18,7 @@ from .errors import (
 from .launch import start_client, start_client_sync
 from .local_process import LocalProcessProvider
 from .providers import PROVIDERS, list_all_runtimes, make_provider
+from .ray import RayProvider
 from .swarm import DockerSwarmProvider
 
 __all__ = [
@@ -27,8 +29,10 @@ __all__ = [
     "LocalDockerProvider",
     "LocalProcessProvider",
     "PROVIDERS",
+    "PlacementError",
     "PortInUseError",
     "ProviderError",
+    "RayProvider",
     "RuntimeInfo",
     "RuntimeNotFoundError",
     "RuntimeStatus",

@@ -6,10 +6,11 @@
           ├── ImageNotFoundError           IMAGE_NOT_FOUND
           ├── PortInUseError               PORT_IN_USE (port)
           ├── StartupError                 STARTUP_FAILED (log_tail, exit_code)
-          │    └── StartupTimeoutError     STARTUP_TIMEOUT (also a TimeoutError)
+          │    ├── StartupTimeoutError     STARTUP_TIMEOUT (also a TimeoutError)
+          │    └── PlacementError          PLACEMENT_FAILED (no node can take the env: resources)
           └── RuntimeNotFoundError         RUNTIME_NOT_FOUND (runtime_id)
 
-Docker, subprocess and HTTP errors are translated into these at the provider boundary.
+Docker, Ray, subprocess and HTTP errors are translated into these at the provider boundary.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from openenv.core.errors import OpenEnvError
 __all__ = [
     "EngineUnavailableError",
     "ImageNotFoundError",
+    "PlacementError",
     "PortInUseError",
     "ProviderError",
     "RuntimeNotFoundError",
@@ -59,6 +61,12 @@ class StartupTimeoutError(StartupError, TimeoutError):
     """The environment was still not healthy when the readiness deadline passed."""
 
     code = "STARTUP_TIMEOUT"
+
+
+class PlacementError(StartupError):
+    """A cluster could not place the environment: no node has (or frees in time) what it asks for."""
+
+    code = "PLACEMENT_FAILED"
 
 
 class RuntimeNotFoundError(ProviderError):

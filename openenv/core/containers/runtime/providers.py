@@ -8,6 +8,7 @@ from .base import ContainerProvider, RuntimeInfo
 from .docker import LocalDockerProvider
 from .errors import EngineUnavailableError, ProviderError
 from .local_process import LocalProcessProvider
+from .ray import RayProvider
 from .swarm import DockerSwarmProvider
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "DockerSwarmProvider",
     "LocalDockerProvider",
     "LocalProcessProvider",
+    "RayProvider",
     "list_all_runtimes",
     "make_provider",
 ]
@@ -23,11 +25,12 @@ PROVIDERS: dict[str, type[ContainerProvider]] = {
     LocalProcessProvider.kind: LocalProcessProvider,
     LocalDockerProvider.kind: LocalDockerProvider,
     DockerSwarmProvider.kind: DockerSwarmProvider,
+    RayProvider.kind: RayProvider,
 }
 
 
 def make_provider(kind: str, **options: Any) -> ContainerProvider:
-    """A new provider of ``kind`` (``process``, ``docker`` or ``swarm``) built with ``options``."""
+    """A new provider of ``kind`` (``process``, ``docker``, ``swarm`` or ``ray``) built with ``options``."""
     try:
         cls = PROVIDERS[kind]
     except KeyError:
@@ -44,5 +47,5 @@ def list_all_runtimes(*, project: str | None = None, **options: Any) -> list[Run
         try:
             found.extend(cls.list_runtimes(project=project, **options))
         except EngineUnavailableError:
-            continue  # no engine (or no swarm) here: nothing of ours can be running there
+            continue  # no engine (no swarm, no Ray cluster) here: nothing of ours can be running there
     return found

@@ -1,0 +1,201 @@
+"""A real multi-node Ray cluster on this machine, for tests and benches.
+
+    with LocalRayCluster(nodes=[{"num_cpus": 2, "resources": {"head": 1}},
+                                {"num_cpus": 2, "resources": {"worker": 1}}]) as cluster:
+        provider = RayProvider(address=cluster.address)
+
+Each node is its own ``ray start --block`` process (our child), pinned to 127.0.0.1, on free ports
+with usage stats off, the dashboard off and a private temp dir, so clusters of other people on the
+same machine never collide with it. Stopping ends only our processes: each ``ray start --block``
+takes its node down on SIGTERM, and anything still running with our temp dir on its command line
+is then killed by pid. ``ray stop`` (which ends every Ray process of the machine) is never used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openenv.core.containers.runtime.ports import free_port
+from tests._require import require
+
+__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver"]
+
+_NODE = Path(__file__).with_name("ray_node.py")  # `ray start`, kept on 127.0.0.1
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+# A driver on this machine keeps a loopback address as it is given (see RayProvider).
+DRIVER_ENV = {**RAY_ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+def ray_available() -> bool:
+    """Whether Ray is installed in this interpreter's environment."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _node_ports() -> list[str]:
+    ports = {
+        "--node-manager-port": free_port(),
+        "--object-manager-port": free_port(),
+        "--dashboard-agent-listen-port": free_port(),
+        "--dashboard-agent-grpc-port": free_port(),
+        "--runtime-env-agent-port": free_port(),
+        "--metrics-export-port": free_port(),
+    }
+    return [item for flag, port in ports.items() for item in (flag, str(port))]
+
+
+class LocalRayCluster:
+    """A head and worker nodes as separate ``ray start`` processes on 127.0.0.1."""
+
+    def __init__(self, nodes: list[dict[str, Any]], *, start_timeout_s: float = 90.0) -> None:
+        if not nodes:
+            raise ValueError("a cluster needs at least its head node")
+        self.nodes = nodes
+        self.start_timeout_s = start_timeout_s
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="roe-", dir="/tmp"))  # short: unix socket paths
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    def _start_node(self, index: int, spec: dict[str, Any]) -> None:
+        cmd = [sys.executable, str(_NODE), "start", "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
+               "--num-cpus", str(spec.get("num_cpus", 1)), "--num-gpus", "0",
+               "--resources", json.dumps(spec.get("resources", {})),
+               "--object-store-memory", str(spec.get("object_store_memory", 80 * 1024 * 1024)),
+               *_node_ports()]
+        if index == 0:
+            cmd += ["--head", "--port", str(self.port), "--include-dashboard", "false",
+                    "--ray-client-server-port", str(free_port()), "--temp-dir", str(self.temp_dir)]
+        else:
+            cmd += ["--address", self.address]
+        log = (self.temp_dir / f"node-{index}.log").open("wb")
+        env = {**os.environ, **RAY_ENV}
+        env.pop("RAY_ADDRESS", None)
+        with log:
+            self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                                stdin=subprocess.DEVNULL, start_new_session=True))
+
+    def start(self) -> LocalRayCluster:
+        try:
+            for index, spec in enumerate(self.nodes):
+                self._start_node(index, spec)
+                self._await_nodes(index + 1)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _await_nodes(self, count: int) -> None:
+        """Wait until ``count`` nodes are alive, asking the GCS from a throwaway process."""
+        probe = ("import ray,sys; ray.init(address=sys.argv[1], logging_level='ERROR');"
+                 "print(sum(n['Alive'] for n in ray.nodes()))")
+        deadline = time.monotonic() + self.start_timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            for proc in self._procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"a ray node exited with {proc.returncode}:\n{self.node_logs()}")
+            try:
+                out = subprocess.run([sys.executable, "-c", probe, self.address], capture_output=True,
+                                     text=True, timeout=30, env={**os.environ, **DRIVER_ENV})
+                last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-500:]
+                if out.returncode == 0 and int(last) >= count:
+                    return
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"{count} ray nodes not up in {self.start_timeout_s}s ({last}):\n{self.node_logs()}")
+
+    def node_logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-2000:] for p in sorted(self.temp_dir.glob("node-*.log")))
+
+    def stop(self) -> None:
+        """End our nodes (workers first) and every process still carrying our temp dir."""
+        for proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        self._procs.clear()
+        for _ in range(3):
+            if not self._kill_leftovers():
+                break
+            time.sleep(0.5)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def leftover_pids(self) -> list[int]:
+        """Pids of processes whose command line names our temp dir (none after ``stop``)."""
+        marker = str(self.temp_dir).encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if marker in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
+    def _kill_leftovers(self) -> bool:
+        pids = self.leftover_pids()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return bool(pids)
+
+    def __enter__(self) -> LocalRayCluster:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[LocalRayCluster]:
+    """A real two-node Ray cluster on 127.0.0.1, once per session (registered in tests/conftest.py):
+    head 2 CPUs + resource ``head``, worker 2 CPUs + resource ``worker``. This process becomes its
+    driver when a test uses it, and disconnects before the nodes stop."""
+    require(ray_available(), "Ray (pip install -e '.[ray]')")
+    cluster = LocalRayCluster([{"num_cpus": 2, "resources": {"head": 1}},
+                               {"num_cpus": 2, "resources": {"worker": 1}}])
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_driver(ray_cluster: LocalRayCluster) -> Iterator[LocalRayCluster]:
+    """The cluster, with this process disconnected from it after the module (Ray's driver threads
+    do not linger through the rest of the suite; the next module connects again)."""
+    yield ray_cluster
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()

@@ -14,12 +14,12 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 2
-TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk)]
+SCHEMA_VERSION = 3
+TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk, StepAgent)]
 
 
 def _add_step_chunks(conn: Connection) -> None:
@@ -27,7 +27,12 @@ def _add_step_chunks(conn: Connection) -> None:
     StepChunk.__table__.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks}
+def _add_step_agents(conn: Connection) -> None:
+    """2 -> 3: the ``step_agent`` table (who acted; a model's prompt and completion)."""
+    StepAgent.__table__.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks, 2: _add_step_agents}
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 
 

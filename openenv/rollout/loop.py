@@ -1,0 +1,283 @@
+"""The rollout loop: N model episodes, K at a time, every step and completion recorded.
+
+    rollout = Rollout(env_url, ModelEndpoint(url, model="m"), store, RolloutSettings(episodes=8))
+    summary = await rollout.run()
+
+Each of the K workers keeps one WebSocket session (a recording ``GenericEnvClient``, source
+``model``) and plays episodes on it: reset with the episode's seed, then per step ask the model,
+turn its reply into an action, step, and record the turn (prompt messages, raw completion, tool
+calls, tokens, latency; ``EpisodeStore.record_turn``). A reply that is not a valid action (ours or
+the server's ``VALIDATION_ERROR``) is retried once with the error; a second one is recorded as a
+failed turn and ends the episode ``invalid_action``. A model server that fails after its bounded
+retries ends the episode ``model_error`` (its recorded steps stay); an env error ends it ``env_error``.
+No exception of one episode stops the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openenv.core.errors import ActionValidationError, ConnectionLostError, OpenEnvError
+from openenv.core.generic_client import GenericEnvClient
+from openenv.recording import EpisodeStore, RecordingError, record
+
+from .chat import ChatClient, Completion, ModelEndpoint
+from .errors import InvalidReplyError, ModelError, RolloutError
+from .policy import Conversation, Policy
+from .results import EpisodeResult, summarise
+from .spec import EnvSpec, fetch_env_spec, mentions_tools
+
+__all__ = ["Rollout", "RolloutSettings", "discover_tools", "play_turn"]
+
+
+@dataclass
+class RolloutSettings:
+    """How many episodes, how they are seeded and judged. Episode ``i`` gets seed
+    ``seed + i // samples_per_seed`` (``None``: no seed); success is ``done`` with a return of at
+    least ``success_threshold`` (default: above 0)."""
+
+    episodes: int = 1
+    concurrency: int = 1
+    max_steps: int = 20
+    seed: int | None = 0
+    samples_per_seed: int = 1
+    label: str | None = None
+    success_threshold: float | None = None
+    history_turns: int = 16
+    template: str | None = None
+    tools: str = "auto"  # auto | on | off
+    model_error_limit: int = 3  # consecutive failed episodes after which the rest are skipped
+
+    def seed_for(self, index: int) -> int | None:
+        return None if self.seed is None else self.seed + index // max(1, self.samples_per_seed)
+
+
+async def discover_tools(base_url: str) -> list[dict[str, Any]] | None:
+    """An MCP env's tools, asked over a session of its own (``{"type": "list_tools"}``), so no
+    recorded episode holds the discovery; ``None`` when the env has no tools."""
+    async with GenericEnvClient(base_url=base_url) as env:
+        await env.reset()
+        try:
+            result = await env.step({"type": "list_tools"})
+        except ActionValidationError:
+            return None
+    tools = result.observation.get("tools") if isinstance(result.observation, dict) else None
+    return [t for t in tools if isinstance(t, dict) and t.get("name")] if isinstance(tools, list) else None
+
+
+def _turn_data(endpoint: ModelEndpoint, messages: list[dict[str, Any]], c: Completion | None,
+               attempts: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    data: dict[str, Any] = {"model": endpoint.model, "messages": messages, "attempts": attempts}
+    if c is not None:
+        data.update(completion=c.text, tool_calls=c.tool_calls, prompt_tokens=c.prompt_tokens,
+                    completion_tokens=c.completion_tokens, latency_ms=round(c.latency_ms, 3),
+                    finish_reason=c.finish_reason, http_attempts=c.attempts)  # fmt: skip
+    return data
+
+
+async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: EpisodeResult | None = None) -> Any:
+    """One model turn on a recording client: ask, act, retry once on an invalid action, record the
+    turn. Returns the ``StepResult``; raises ``InvalidReplyError`` (the failed turn is recorded at
+    the next index) or ``ModelError``."""
+    attempts: list[dict[str, Any]] = []
+    for attempt in (0, 1):
+        messages = conv.prompt()
+        completion = await chat.complete(messages, conv.policy.tools)
+        if result is not None:
+            result.model_ms.append(completion.latency_ms)
+            result.prompt_tokens += completion.prompt_tokens or 0
+            result.completion_tokens += completion.completion_tokens or 0
+        try:
+            action = conv.take(completion)
+            step = await env.step(action)
+        except (InvalidReplyError, ActionValidationError) as exc:
+            error = exc.message
+            if isinstance(exc, ActionValidationError) and exc.details.get("errors"):
+                error = f"{error}: {exc.details['errors']}"
+            failed = _turn_data(chat.endpoint, messages, completion, [])
+            failed.pop("attempts")
+            failed["error"] = error
+            attempts.append(failed)
+            if result is not None:
+                result.invalid_replies += 1
+            if attempt == 0:
+                conv.retry(error)
+                continue
+            data = {**failed, "failed": True, "attempts": attempts[:-1]}
+            env.record_turn("model", data, index=env.step_index + 1)
+            raise InvalidReplyError(error, completion=completion.text) from None
+        env.record_turn("model", _turn_data(chat.endpoint, messages, completion, attempts))
+        return step
+    raise AssertionError("unreachable")
+
+
+class Rollout:
+    """One rollout run; ``results`` fill in live (``on_update(result)`` after each change)."""
+
+    def __init__(
+        self,
+        env_url: str,
+        endpoint: ModelEndpoint,
+        store: EpisodeStore,
+        settings: RolloutSettings,
+        *,
+        on_update: Callable[[EpisodeResult], None] | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        self.env_url = env_url.rstrip("/")
+        self.endpoint = endpoint
+        self.store = store
+        self.settings = settings
+        self.id = uuid.uuid4().hex[:12]
+        self.label = settings.label or f"rollout-{self.id}"
+        self.on_update = on_update
+        self.extra_info = info or {}
+        self.results = [EpisodeResult(index=i, seed=settings.seed_for(i)) for i in range(max(0, settings.episodes))]
+        self.spec: EnvSpec | None = None
+        self.started_at: float | None = None
+        self.wall_s: float | None = None
+        self._failing = 0
+
+    def info(self) -> dict[str, Any]:
+        """What each recorded run keeps (``env_run.info``): model and settings, never the API key."""
+        s = self.settings
+        return {
+            "rollout": {"id": self.id, "label": self.label, "episodes": s.episodes, "concurrency": s.concurrency,
+                        "max_steps": s.max_steps, "seed": s.seed, "samples_per_seed": s.samples_per_seed,
+                        "mode": self.policy.mode if self.spec else None, "custom_prompt": s.template is not None},
+            "model": self.endpoint.settings(),
+            **self.extra_info,
+        }  # fmt: skip
+
+    async def prepare(self) -> Policy:
+        """Read the env's metadata, schemas and tools; build the policy."""
+        spec = await fetch_env_spec(self.env_url)
+        mode = self.settings.tools
+        if mode == "on" or (mode == "auto" and mentions_tools(spec.action_schema)):
+            tools = await discover_tools(self.env_url)
+            if tools:
+                spec = EnvSpec(spec.name, spec.description, spec.version, spec.action_schema,
+                               spec.observation_schema, tools)  # fmt: skip
+        self.spec = spec
+        self.policy = Policy(spec, template=self.settings.template, history_turns=self.settings.history_turns,
+                             max_steps=self.settings.max_steps)  # fmt: skip
+        return self.policy
+
+    async def run(self) -> dict[str, Any]:
+        """Play every episode; returns the summary (``results.summarise``)."""
+        if self.spec is None:
+            await self.prepare()
+        self.started_at = time.time()
+        t0 = time.perf_counter()
+        queue: asyncio.Queue[EpisodeResult] = asyncio.Queue()
+        for r in self.results:
+            queue.put_nowait(r)
+        async with ChatClient(self.endpoint, max_connections=max(8, self.settings.concurrency * 2)) as chat:
+            workers = [asyncio.create_task(self._worker(queue, chat)) for _ in range(max(1, self.settings.concurrency))]
+            try:
+                await asyncio.gather(*workers)
+            finally:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                self.wall_s = time.perf_counter() - t0
+        return self.summary()
+
+    def summary(self) -> dict[str, Any]:
+        return summarise(self.results, wall_s=self.wall_s)
+
+    def _update(self, r: EpisodeResult) -> None:
+        if self.on_update is not None:
+            self.on_update(r)
+
+    def _recording_client(self) -> Any:
+        return record(GenericEnvClient(base_url=self.env_url), store=self.store, source="model", label=self.label,
+                      env_name=self.spec.name if self.spec else None, info=self.info())  # fmt: skip
+
+    async def _worker(self, queue: asyncio.Queue[EpisodeResult], chat: ChatClient) -> None:
+        env = None
+        try:
+            while not queue.empty():
+                r = queue.get_nowait()
+                if self._failing >= max(1, self.settings.model_error_limit):
+                    r.status, r.error = "skipped", "skipped: the model server kept failing"
+                    self._update(r)
+                    continue
+                if env is None:
+                    env = self._recording_client()
+                    try:
+                        await env.connect()
+                    except OpenEnvError as exc:
+                        r.status, r.error = "skipped", f"cannot open an env session: {exc}"
+                        self._update(r)
+                        await _close(env)
+                        env = None
+                        continue
+                lost = await self._episode(env, r, chat)
+                if lost:
+                    await _close(env)
+                    env = None
+        finally:
+            if env is not None:
+                await _close(env)
+
+    async def _episode(self, env: Any, r: EpisodeResult, chat: ChatClient) -> bool:
+        """Play one episode; True when the env session is unusable afterwards."""
+        s = self.settings
+        r.status, r.started_at = "running", time.time()
+        lost = False
+        try:
+            result = await (env.reset(seed=r.seed) if r.seed is not None else env.reset())
+            r.episode_id = env.episode_id
+            self._update(r)
+            conv = self.policy.conversation()
+            conv.observe(result.observation, result.reward, result.done, 0)
+            r.done = bool(result.done)
+            while not r.done and r.steps < s.max_steps:
+                result = await play_turn(env, conv, chat, r)
+                r.steps += 1
+                r.total_reward += float(result.reward or 0.0)
+                r.done = bool(result.done)
+                conv.observe(result.observation, result.reward, result.done, r.steps)
+                self._update(r)
+            r.end_reason = "done" if r.done else "max_steps"
+            if not r.done:
+                env.end_episode("max_steps")
+            self._failing = 0
+        except InvalidReplyError as exc:
+            r.end_reason, r.error = "invalid_action", exc.message
+            env.end_episode("invalid_action")
+            self._failing = 0
+        except ModelError as exc:
+            r.end_reason, r.error = "model_error", str(exc)
+            env.end_episode("model_error")
+            self._failing += 1
+        except RolloutError as exc:  # the prompt template failed
+            r.end_reason, r.error = "prompt_error", str(exc)
+            env.end_episode("prompt_error")
+        except RecordingError:
+            raise  # the store failed: stop the run rather than play on unrecorded
+        except (ConnectionLostError, OSError) as exc:
+            r.end_reason, r.error, lost = "env_error", str(exc), True
+            env.end_episode("env_error")
+        except OpenEnvError as exc:
+            r.end_reason, r.error = "env_error", str(exc)
+            env.end_episode("env_error")
+        finally:
+            r.status, r.ended_at = "finished", time.time()
+        threshold = s.success_threshold
+        r.success = r.done and (r.total_reward >= threshold if threshold is not None else r.total_reward > 0)
+        self._update(r)
+        return lost
+
+
+async def _close(env: Any) -> None:
+    try:
+        await env.close()
+    except (OpenEnvError, OSError):
+        pass

@@ -1,0 +1,172 @@
+"""The rollout loop against the real echo server and the loopback model server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from openenv.recording import EpisodeFilter, EpisodeStore, export_jsonl, import_jsonl
+from openenv.rollout import ModelEndpoint, Rollout, RolloutSettings
+
+from .conftest import model_requests
+
+
+def _run(env_url: str, model_url: str, store: EpisodeStore, model: str, **settings: object) -> Rollout:
+    rollout = Rollout(env_url, ModelEndpoint(model_url, model=model, api_key="sk-secret-123", temperature=0.2),
+                      store, RolloutSettings(**settings))  # fmt: skip
+    asyncio.run(rollout.run())
+    return rollout
+
+
+def test_concurrent_episodes_record_prompts_and_completions(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(echo_url, model_url, store, "echo", episodes=6, concurrency=3, max_steps=4, seed=10, label="l1")
+    summary = r.summary()
+    assert summary["finished"] == 6 and summary["steps"]["total"] == 24
+    page = store.list_episodes(EpisodeFilter(label="l1"), limit=50)
+    assert len(page.items) == 6
+    assert {e.source for e in page.items} == {"model"}
+    assert sorted(e.seed for e in page.items) == [10, 11, 12, 13, 14, 15]
+    ep = store.get_episode(page.items[0].id)
+    assert ep.end_reason == "max_steps" and ep.step_count == 4
+    assert ep.run.info["model"] == {"base_url": model_url, "model": "echo", "temperature": 0.2, "max_tokens": None,
+                                    "timeout_s": 120.0}  # fmt: skip
+    assert "sk-secret" not in repr(ep.run.info)
+    steps = store.load_steps(ep.id)
+    assert steps[0].actor is None  # the reset
+    assert [s.action for s in steps[1:]] == [{"message": f"m{i}"} for i in (1, 2, 3, 4)]
+    assert [s.observation["echoed_message"] for s in steps[1:]] == ["m1", "m2", "m3", "m4"]
+    one = steps[2].agent
+    assert steps[2].actor == "model" and one["completion"] == '{"message":"m2"}' and one["model"] == "echo"
+    assert [m["role"] for m in one["messages"]] == ["system", "user", "assistant", "user"]
+    assert "Action schema" in one["messages"][0]["content"] and '"message"' in one["messages"][0]["content"]
+    assert one["prompt_tokens"] > 0 and one["completion_tokens"] > 0 and one["latency_ms"] > 0
+    assert ep.total_reward == sum(s.reward for s in steps[1:])
+    seen = model_requests(model_url, "echo")
+    assert seen and all(x["authorization"] == "Bearer sk-secret-123" for x in seen)
+    assert all(x["body"]["temperature"] == 0.2 for x in seen)
+
+
+def test_the_api_key_is_never_stored(echo_url: str, model_url: str, store: EpisodeStore, tmp_path) -> None:  # noqa: ANN001
+    _run(echo_url, model_url, store, "echo", episodes=2, max_steps=2, label="nokey")
+    store.flush()
+    out = tmp_path / "x.jsonl"
+    export_jsonl(store, out)
+    assert "sk-secret" not in out.read_text()
+    data = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert b"sk-secret" not in data
+
+
+def test_fenced_json_is_accepted(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(echo_url, model_url, store, "fenced", episodes=1, max_steps=2)
+    steps = store.load_steps(r.results[0].episode_id)
+    assert [s.action for s in steps[1:]] == [{"message": "m1"}, {"message": "m2"}]
+    assert "```json" in steps[1].agent["completion"]
+
+
+def test_a_malformed_reply_is_retried_once_with_the_error(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(echo_url, model_url, store, "malformed-once", episodes=1, max_steps=2)
+    res = r.results[0]
+    assert res.end_reason == "max_steps" and res.steps == 2 and res.invalid_replies == 2
+    step = store.load_steps(res.episode_id)[1]
+    (failed,) = step.agent["attempts"]
+    assert failed["completion"].startswith("I would like") and "no JSON object" in failed["error"]
+    assert "not a valid action" in step.agent["messages"][-1]["content"]
+
+
+def test_a_reply_that_never_parses_is_a_failed_turn_not_a_crash(echo_url: str, model_url: str, store: EpisodeStore,
+                                                                 tmp_path) -> None:  # noqa: ANN001
+    r = _run(echo_url, model_url, store, "malformed", episodes=2, concurrency=2, max_steps=3, label="bad")
+    for res in r.results:
+        assert res.status == "finished" and res.end_reason == "invalid_action" and res.steps == 0
+        ep = store.get_episode(res.episode_id)
+        assert ep.end_reason == "invalid_action" and ep.step_count == 0
+        turns = store.load_turns(res.episode_id)
+        assert list(turns) == [1]
+        actor, data = turns[1]
+        assert actor == "model" and data["failed"] and data["completion"].startswith("I would like")
+        assert len(data["attempts"]) == 1
+    out = tmp_path / "bad.jsonl"
+    export_jsonl(store, out, filters=EpisodeFilter(label="bad"))
+    other = EpisodeStore(tmp_path / "other.db")
+    import_jsonl(other, out)
+    again = tmp_path / "again.jsonl"
+    export_jsonl(other, again)
+    other.close()
+    assert out.read_bytes() == again.read_bytes() and b'"failed_turn"' in out.read_bytes()
+
+
+def test_a_type_error_is_caught_by_the_schema_check(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(echo_url, model_url, store, "wrong-type", episodes=1, max_steps=2)
+    assert r.results[0].end_reason == "invalid_action"
+    (_, data), = store.load_turns(r.results[0].episode_id).values()
+    assert "must be string" in data["error"]
+
+
+def test_transient_model_errors_are_retried(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(echo_url, model_url, store, "flaky", episodes=1, max_steps=3)
+    res = r.results[0]
+    assert res.end_reason == "max_steps" and res.steps == 3 and res.error is None
+    assert store.load_steps(res.episode_id)[1].agent["http_attempts"] == 2
+
+
+def test_a_model_failing_mid_run_keeps_the_recorded_steps(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    endpoint = ModelEndpoint(model_url, model="fail-after-5")
+    rollout = Rollout(echo_url, endpoint, store, RolloutSettings(episodes=4, concurrency=1, max_steps=3,
+                                                                 model_error_limit=2))  # fmt: skip
+    rollout.run_retries = 0
+    asyncio.run(rollout.run())
+    first, second, *rest = rollout.results
+    assert first.end_reason == "max_steps" and first.steps == 3
+    assert second.end_reason == "model_error" and second.steps == 2 and "HTTP 500" in second.error
+    assert store.get_episode(second.episode_id).end_reason == "model_error"
+    assert [s.index for s in store.load_steps(second.episode_id)] == [0, 1, 2]
+    assert rest[0].end_reason == "model_error" and rest[1].status == "skipped"
+    summary = rollout.summary()
+    assert summary["skipped"] == 1 and summary["end_reasons"] == {"max_steps": 1, "model_error": 2}
+
+
+def test_a_slow_model_times_out_and_the_run_goes_on(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    endpoint = ModelEndpoint(model_url, model="slow-2", timeout_s=0.3)
+    rollout = Rollout(echo_url, endpoint, store, RolloutSettings(episodes=2, concurrency=2, max_steps=2))
+    asyncio.run(rollout.run())
+    assert [r.end_reason for r in rollout.results] == ["model_error", "model_error"]
+    assert all("did not answer within 0.3 s" in r.error for r in rollout.results)
+
+
+def test_tool_calls_drive_an_mcp_shaped_env(tools_url: str, model_url: str, store: EpisodeStore) -> None:
+    r = _run(tools_url, model_url, store, "tools", episodes=2, concurrency=2, max_steps=5)
+    assert r.policy.mode == "tools"
+    for res in r.results:
+        assert res.end_reason == "done" and res.steps == 2 and res.success and res.total_reward == 1.0
+        steps = store.load_steps(res.episode_id)
+        assert [s.action for s in steps[1:]] == [
+            {"type": "call_tool", "tool_name": "add", "arguments": {"a": 2, "b": 3}},
+            {"type": "call_tool", "tool_name": "finish", "arguments": {"answer": 5}},
+        ]
+        last = steps[2].agent
+        assert last["tool_calls"][0]["name"] == "finish"
+        assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool"]
+    sent = model_requests(model_url, "tools")[0]["body"]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["add", "finish"]
+    assert sent["tools"][0]["function"]["parameters"]["required"] == ["a", "b"]
+    assert r.summary()["pass_at_k"] == {"pass@1": 1.0}
+
+
+def test_a_jinja_template_replaces_the_prompt(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    template = ("{% set system %}Play {{ env.name }}. Schema: {{ action_schema | length > 10 }}{% endset %}"
+                "Step {{ step }}: {{ observation.echoed_message }}")  # fmt: skip
+    r = _run(echo_url, model_url, store, "echo", episodes=1, max_steps=2, template=template)
+    msgs = store.load_steps(r.results[0].episode_id)[2].agent["messages"]
+    assert msgs[0]["content"] == "Play echo. Schema: True"
+    assert [m["content"] for m in msgs if m["role"] == "user"] == ["Step 0: Echo environment ready!", "Step 1: m1"]
+
+
+def test_a_broken_template_is_a_clear_error(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    import pytest
+
+    from openenv.rollout import Policy, RolloutError
+    from openenv.rollout.spec import EnvSpec
+
+    with pytest.raises(RolloutError, match="does not compile"):
+        Policy(EnvSpec("echo"), template="{% if %}")
+    r = _run(echo_url, model_url, store, "echo", episodes=1, max_steps=2, template="{{ observation.nope }}")
+    assert r.results[0].end_reason == "prompt_error" and "nope" in r.results[0].error

@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "episodes": "openenv.cli.episodes:episodes",
     "init": "openenv.cli.init:init",
+    "rollout": "openenv.cli.rollout:rollout",
     "serve": "openenv.cli.serve:serve",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",

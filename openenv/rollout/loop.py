@@ -94,7 +94,8 @@ async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: Epis
             result.completion_tokens += completion.completion_tokens or 0
         try:
             action = conv.take(completion)
-            step = await env.step(action)
+            # shielded: a run cancelled meanwhile still records a step the env has taken
+            step = await asyncio.shield(env.step(action))
         except (InvalidReplyError, ActionValidationError) as exc:
             error = exc.message
             if isinstance(exc, ActionValidationError) and exc.details.get("errors"):

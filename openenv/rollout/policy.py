@@ -125,6 +125,7 @@ class Conversation:
         self.system = {"role": "system", "content": policy.system_prompt()}
         self.turns: list[list[dict[str, Any]]] = []  # each turn: the messages from one observation on
         self._pending_calls: list[str] = []  # tool call ids the next messages must answer
+        self.last_action: dict[str, Any] | None = None  # the action of the last valid reply
 
     def observe(self, observation: Any, reward: float | None = None, done: bool = False, step: int = 0) -> None:
         """Add an observation (the reset's, or a step's) as the next message(s)."""
@@ -147,16 +148,19 @@ class Conversation:
     def take(self, completion: Completion) -> dict[str, Any]:
         """Record the model's reply in the conversation and return the action it names."""
         self.turns[-1].append(completion.message())
+        self.last_action = self._action(completion)
+        return self.last_action
+
+    def _action(self, completion: Completion) -> dict[str, Any]:
         tools = self.policy.spec.tools
         if tools and completion.tool_calls:
             self._pending_calls = [c["id"] for c in completion.tool_calls]
             return parse_tool_call(completion.tool_calls[0], tools)
         if tools:
             try:
-                action = parse_json_action(completion.text, self.policy.spec.action_schema)
+                return parse_json_action(completion.text, self.policy.spec.action_schema)
             except InvalidReplyError:
                 raise InvalidReplyError("the reply made no tool call", completion=completion.text) from None
-            return action
         return parse_json_action(completion.text, self.policy.spec.action_schema)
 
     def retry(self, error: str) -> None:

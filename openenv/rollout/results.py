@@ -76,7 +76,7 @@ def summarise(results: list[EpisodeResult], *, wall_s: float | None = None) -> d
         by_seed[r.seed].append(r)
     samples = min((len(v) for v in by_seed.values()), default=0)
     pass_k: dict[str, float] = {}
-    for k in sorted({1, samples}):
+    for k in sorted({1, samples}) if by_seed else ():
         if k >= 1:
             pass_k[f"pass@{k}"] = statistics.fmean(
                 pass_at_k(len(v), sum(x.success for x in v), k) for v in by_seed.values()

@@ -170,3 +170,11 @@ def test_a_broken_template_is_a_clear_error(echo_url: str, model_url: str, store
         Policy(EnvSpec("echo"), template="{% if %}")
     r = _run(echo_url, model_url, store, "echo", episodes=1, max_steps=2, template="{{ observation.nope }}")
     assert r.results[0].end_reason == "prompt_error" and "nope" in r.results[0].error
+
+
+def test_summary_of_nothing_finished_yet() -> None:
+    from openenv.rollout import EpisodeResult, pass_at_k, summarise
+
+    s = summarise([EpisodeResult(index=0, seed=0)])
+    assert s["finished"] == 0 and s["pass_at_k"] == {} and s["return"]["mean"] is None
+    assert pass_at_k(4, 0, 1) == 0.0 and pass_at_k(4, 4, 2) == 1.0 and abs(pass_at_k(4, 1, 2) - 0.5) < 1e-9

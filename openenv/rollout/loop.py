@@ -80,22 +80,26 @@ def _turn_data(endpoint: ModelEndpoint, messages: list[dict[str, Any]], c: Compl
     return data
 
 
-async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: EpisodeResult | None = None) -> Any:
+async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: EpisodeResult | None = None,
+                    phase: Callable[[str], None] | None = None) -> Any:  # fmt: skip
     """One model turn on a recording client: ask, act, retry once on an invalid action, record the
     turn. Returns the ``StepResult``; raises ``InvalidReplyError`` (the failed turn is recorded at
-    the next index) or ``ModelError``."""
+    the next index) or ``ModelError``. ``phase("model" | "env" | "idle")`` tells a caller when the
+    turn may be cancelled without losing anything (while it waits for the model)."""
     attempts: list[dict[str, Any]] = []
+    mark = phase or (lambda _p: None)
     for attempt in (0, 1):
         messages = conv.prompt()
+        mark("model")
         completion = await chat.complete(messages, conv.policy.tools)
+        mark("env")
         if result is not None:
             result.model_ms.append(completion.latency_ms)
             result.prompt_tokens += completion.prompt_tokens or 0
             result.completion_tokens += completion.completion_tokens or 0
         try:
             action = conv.take(completion)
-            # shielded: a run cancelled meanwhile still records a step the env has taken
-            step = await asyncio.shield(env.step(action))
+            step = await env.step(action)
         except (InvalidReplyError, ActionValidationError) as exc:
             error = exc.message
             if isinstance(exc, ActionValidationError) and exc.details.get("errors"):
@@ -111,8 +115,10 @@ async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: Epis
                 continue
             data = {**failed, "failed": True, "attempts": attempts[:-1]}
             env.record_turn("model", data, index=env.step_index + 1)
+            mark("idle")
             raise InvalidReplyError(error, completion=completion.text) from None
         env.record_turn("model", _turn_data(chat.endpoint, messages, completion, attempts))
+        mark("idle")
         return step
     raise AssertionError("unreachable")
 
@@ -143,6 +149,8 @@ class Rollout:
         self.started_at: float | None = None
         self.wall_s: float | None = None
         self._failing = 0
+        self._stopping = False
+        self._phases: dict[asyncio.Task[Any], str] = {}
 
     def info(self) -> dict[str, Any]:
         """What each recorded run keeps (``env_run.info``): model and settings, never the API key."""
@@ -180,14 +188,36 @@ class Rollout:
             queue.put_nowait(r)
         async with ChatClient(self.endpoint, max_connections=max(8, self.settings.concurrency * 2)) as chat:
             workers = [asyncio.create_task(self._worker(queue, chat)) for _ in range(max(1, self.settings.concurrency))]
+            self._phases = dict.fromkeys(workers, "idle")
             try:
-                await asyncio.gather(*workers)
+                done = await asyncio.gather(*workers, return_exceptions=True)
+                errors = [e for e in done if isinstance(e, BaseException) and not isinstance(e, asyncio.CancelledError)]
+                if errors:
+                    raise errors[0]
             finally:
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
                 self.wall_s = time.perf_counter() - t0
+                for r in self.results:
+                    if r.status == "pending":
+                        r.status, r.error = "skipped", "skipped: the run was stopped"
         return self.summary()
+
+    def stop(self) -> None:
+        """End the run soon without losing a step: episodes waiting for the model are cancelled
+        (they end ``closed``), the others end ``cancelled`` after the step they are taking."""
+        self._stopping = True
+        for task, phase in self._phases.items():
+            if phase == "model":
+                task.cancel()
+
+    def _phase(self, value: str) -> None:
+        task = asyncio.current_task()
+        if task in self._phases:
+            self._phases[task] = value
+            if self._stopping and value == "model":
+                task.cancel()
 
     def summary(self) -> dict[str, Any]:
         return summarise(self.results, wall_s=self.wall_s)
@@ -205,8 +235,9 @@ class Rollout:
         try:
             while not queue.empty():
                 r = queue.get_nowait()
-                if self._failing >= max(1, self.settings.model_error_limit):
-                    r.status, r.error = "skipped", "skipped: the model server kept failing"
+                if self._stopping or self._failing >= max(1, self.settings.model_error_limit):
+                    why = "the run was stopped" if self._stopping else "the model server kept failing"
+                    r.status, r.error = "skipped", f"skipped: {why}"
                     self._update(r)
                     continue
                 if env is None:
@@ -239,17 +270,22 @@ class Rollout:
             conv = self.policy.conversation()
             conv.observe(result.observation, result.reward, result.done, 0)
             r.done = bool(result.done)
-            while not r.done and r.steps < s.max_steps:
-                result = await play_turn(env, conv, chat, r)
+            while not r.done and r.steps < s.max_steps and not self._stopping:
+                result = await play_turn(env, conv, chat, r, self._phase)
                 r.steps += 1
                 r.total_reward += float(result.reward or 0.0)
                 r.done = bool(result.done)
                 conv.observe(result.observation, result.reward, result.done, r.steps)
                 self._update(r)
-            r.end_reason = "done" if r.done else "max_steps"
+            r.end_reason = "done" if r.done else "cancelled" if self._stopping else "max_steps"
             if not r.done:
-                env.end_episode("max_steps")
+                env.end_episode(r.end_reason)
             self._failing = 0
+        except asyncio.CancelledError:
+            if self._stopping:  # stopped while waiting for the model: nothing was in flight at the env
+                r.end_reason = "cancelled"
+                env.end_episode("cancelled")
+            raise
         except InvalidReplyError as exc:
             r.end_reason, r.error = "invalid_action", exc.message
             env.end_episode("invalid_action")

@@ -178,3 +178,26 @@ def test_summary_of_nothing_finished_yet() -> None:
     s = summarise([EpisodeResult(index=0, seed=0)])
     assert s["finished"] == 0 and s["pass_at_k"] == {} and s["return"]["mean"] is None
     assert pass_at_k(4, 0, 1) == 0.0 and pass_at_k(4, 4, 2) == 1.0 and abs(pass_at_k(4, 1, 2) - 0.5) < 1e-9
+
+
+def test_stop_ends_the_run_between_steps(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    async def go() -> Rollout:
+        rollout = Rollout(echo_url, ModelEndpoint(model_url, model="slow-0.2"), store,
+                          RolloutSettings(episodes=6, concurrency=2, max_steps=50))  # fmt: skip
+        task = asyncio.create_task(rollout.run())
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if sum(r.steps for r in rollout.results) >= 2:
+                break
+        rollout.stop()
+        await asyncio.wait_for(task, 30)
+        return rollout
+
+    rollout = asyncio.run(go())
+    played = [r for r in rollout.results if r.episode_id]
+    assert played and all(r.status == "finished" for r in played)
+    assert {r.end_reason for r in played} <= {"cancelled", None}
+    assert all(r.status == "skipped" for r in rollout.results if not r.episode_id)
+    for r in played:  # every step the loop counted is recorded
+        ep = store.get_episode(r.episode_id)
+        assert ep.finished and ep.step_count == r.steps

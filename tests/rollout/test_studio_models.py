@@ -152,3 +152,16 @@ def test_take_back_stops_the_model(sc: StudioClient, echo_rid: str, model_url: s
     node = fragment(sc.post(f"/play/s/{sid}/takeback").text)
     section = node.find("section", id="takeover")
     assert section.attrs["data-status"] == "taken back" and 0 < int(section.attrs["data-taken"]) < 50
+
+
+def test_cancel_a_run(sc: StudioClient, echo_rid: str, model_url: str, studio: tuple[str, Path]) -> None:
+    _save_endpoint(sc, "slow run", model_url, "slow-0.3")
+    run_id = _start(sc, echo_rid, "slow run", episodes="20", concurrency="2", max_steps="50", label="to-cancel")
+    time.sleep(1.0)
+    node = fragment(sc.post(f"/models/runs/{run_id}/cancel").text)
+    assert node.find("section", id="model-progress").attrs["data-status"] == "cancelled"
+    saved = json.loads((studio[1] / "model_runs" / f"{run_id}.json").read_text())
+    assert saved["status"] == "cancelled" and saved["summary"]["skipped"] > 0
+    with EpisodeStore(studio[1] / "episodes.db") as store:
+        eps = [e for e in store.iter_episodes() if e.label == "to-cancel"]
+        assert eps and all(e.end_reason == "cancelled" for e in eps)

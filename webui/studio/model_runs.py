@@ -238,10 +238,13 @@ class ModelRuns:
         return sorted(runs.values(), key=lambda r: r.started_at, reverse=True)
 
     async def cancel(self, run_id: str) -> ModelRun:
+        """Stop a run between steps (``Rollout.stop``); returns once it has ended."""
         run = self.get(run_id)
-        if run.task is not None and not run.task.done():
-            run.task.cancel()
+        if run.task is not None and not run.task.done() and run.rollout is not None:
+            run.rollout.stop()
             await asyncio.gather(run.task, return_exceptions=True)
+            run.status = "cancelled"
+            self._save(run)
         return run
 
     async def close(self) -> None:
@@ -280,6 +283,13 @@ class Takeover:
     status: str = "running"
     error: str | None = None
     task: asyncio.Task[Any] | None = None
+    phase: str = "idle"  # model: waiting for the model (safe to cancel); env: stepping
+    stop: bool = False
+
+    def mark(self, phase: str) -> None:
+        self.phase = phase
+        if self.stop and phase == "model" and self.task is not None:
+            self.task.cancel()  # taken back meanwhile: do not ask the model again
 
 
 class Takeovers:
@@ -318,10 +328,10 @@ class Takeovers:
         conv.observe(payload.get("observation"), payload.get("reward"), False, latest.index if latest is not None else 0)
         try:
             async with ChatClient(endpoint) as chat:
-                while t.taken < t.steps and t.status == "running":
+                while t.taken < t.steps and not t.stop:
                     async with ps.lock:
                         started = time.perf_counter()
-                        result = await play_turn(ps.client, conv, chat)
+                        result = await play_turn(ps.client, conv, chat, phase=t.mark)
                         action = conv.last_action or {}
                         payload = {"observation": result.observation, "reward": result.reward,
                                    "done": bool(result.done), "metadata": getattr(result, "metadata", None) or None}
@@ -330,17 +340,20 @@ class Takeovers:
                     conv.observe(result.observation, result.reward, result.done, ps.client.step_index)
                     if result.done:
                         break
-            if t.status == "running":
-                t.status = "finished"
+            t.status = "taken back" if t.stop else "finished"
         except asyncio.CancelledError:
             t.status = "taken back"
         except (InvalidReplyError, ModelError, OpenEnvError) as exc:
             t.status, t.error = "failed", str(exc)
 
     async def take_back(self, session_id: str) -> Takeover | None:
+        """Stop the model between steps: a wait for the model is cancelled, a step being taken
+        finishes (and is recorded and shown) first. Returns once the model has stopped."""
         t = self._items.get(session_id)
         if t is not None and t.task is not None and not t.task.done():
-            t.task.cancel()
+            t.stop = True
+            if t.phase == "model":
+                t.task.cancel()
             await asyncio.gather(t.task, return_exceptions=True)
         return t
 

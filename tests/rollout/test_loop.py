@@ -201,3 +201,19 @@ def test_stop_ends_the_run_between_steps(echo_url: str, model_url: str, store: E
     for r in played:  # every step the loop counted is recorded
         ep = store.get_episode(r.episode_id)
         assert ep.finished and ep.step_count == r.steps
+
+
+def test_parquet_keeps_who_acted_and_the_failed_turn(echo_url: str, model_url: str, store: EpisodeStore,
+                                                     tmp_path) -> None:  # noqa: ANN001
+    from openenv.recording import export_parquet, import_parquet
+
+    _run(echo_url, model_url, store, "malformed-once", episodes=1, max_steps=2, label="pq")
+    _run(echo_url, model_url, store, "malformed", episodes=1, max_steps=2, label="pq")
+    export_parquet(store, tmp_path / "x.parquet", filters=EpisodeFilter(label="pq"))
+    other = EpisodeStore(tmp_path / "other.db")
+    import_parquet(other, tmp_path / "x.parquet")
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    export_jsonl(store, a, filters=EpisodeFilter(label="pq"))
+    export_jsonl(other, b)
+    other.close()
+    assert a.read_bytes() == b.read_bytes() and b'"actor":"model"' in a.read_bytes() and b"failed_turn" in a.read_bytes()

@@ -8,11 +8,14 @@ Transient failures (connection errors, timeouts, HTTP 408/409/429/5xx) are retri
 exponential backoff, bounded in count (``retries``) and in wait (``max_backoff_s``; a server's
 ``Retry-After`` is honoured up to that bound); anything else raises ``ModelError`` at once.
 The API key is sent as ``Authorization: Bearer`` and never kept anywhere but this object.
+Plain ``http://`` endpoints (no proxy configured) go through ``http11.Pool``, a lean keep-alive
+client; ``https://`` and proxied ones through httpx (``transport="httpx"`` forces it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -21,11 +24,13 @@ from typing import Any
 import httpx
 import orjson
 
+from . import http11
 from .errors import ModelError, ModelTimeoutError
 
 __all__ = ["ChatClient", "Completion", "ModelEndpoint", "chat_url"]
 
 _RETRY_STATUS = frozenset((408, 409, 425, 429, 500, 502, 503, 504))
+_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class ModelEndpoint:
     temperature: float | None = None
     max_tokens: int | None = None
     timeout_s: float = 120.0
+    transport: str = "auto"  # auto: the lean HTTP/1.1 client for plain http://, else httpx; or "httpx"
 
     def settings(self) -> dict[str, Any]:
         """What is recorded with each episode: everything but the key."""
@@ -90,6 +96,7 @@ class ChatClient:
         backoff_s: float = 0.25,
         max_backoff_s: float = 4.0,
         max_connections: int = 64,
+        transport: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.retries = max(0, int(retries))
@@ -99,7 +106,12 @@ class ChatClient:
         headers = {"content-type": "application/json"}
         if endpoint.api_key:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
-        self._http = httpx.AsyncClient(
+        transport = transport or endpoint.transport
+        lean = transport == "fast" or (
+            transport == "auto" and self._url.startswith("http://") and not any(os.environ.get(v) for v in _PROXY_VARS)
+        )
+        self._pool = http11.Pool(self._url, headers, max_idle=max_connections) if lean else None
+        self._http = None if lean else httpx.AsyncClient(
             headers=headers,
             timeout=httpx.Timeout(endpoint.timeout_s, connect=min(10.0, endpoint.timeout_s)),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
@@ -112,7 +124,23 @@ class ChatClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._pool is not None:
+            await self._pool.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+
+    async def _post(self, body: bytes) -> tuple[int, bytes, str | None, str]:
+        """One POST: status, body, Retry-After, reason (raises httpx or ``http11`` errors)."""
+        if self._pool is not None:
+            try:
+                reply = await asyncio.wait_for(self._pool.post(body), self.endpoint.timeout_s)
+            except asyncio.TimeoutError:
+                raise httpx.ReadTimeout("no reply in time") from None
+            except http11.HttpError as exc:
+                raise httpx.TransportError(str(exc)) from exc
+            return reply.status, reply.content, reply.headers.get("retry-after"), ""
+        r = await self._http.post(self._url, content=body)
+        return r.status_code, r.content, r.headers.get("retry-after"), r.reason_phrase
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
         e = self.endpoint
@@ -133,7 +161,7 @@ class ChatClient:
         while True:
             attempt += 1
             try:
-                reply = await self._http.post(self._url, content=body)
+                status, content, retry_after, reason = await self._post(body)
             except httpx.TimeoutException as exc:
                 error: ModelError = ModelTimeoutError(
                     f"the model server did not answer within {self.endpoint.timeout_s:g} s ({type(exc).__name__})"
@@ -142,19 +170,17 @@ class ChatClient:
             except httpx.TransportError as exc:
                 error, wait = ModelError(f"cannot reach the model server at {self._url}: {exc}"), None
             else:
-                if reply.status_code == 200:
+                if status == 200:
                     try:
-                        return _parse(reply.content, (time.perf_counter() - t0) * 1000, attempt)
+                        return _parse(content, (time.perf_counter() - t0) * 1000, attempt)
                     except ModelError as exc:
                         error, wait = exc, None
                 else:
-                    error = ModelError(
-                        f"the model server answered HTTP {reply.status_code}: {_detail(reply)}",
-                        status=reply.status_code,
-                    )
-                    if reply.status_code not in _RETRY_STATUS:
+                    error = ModelError(f"the model server answered HTTP {status}: {_detail(content, reason)}",
+                                       status=status)  # fmt: skip
+                    if status not in _RETRY_STATUS:
                         raise error
-                    wait = _retry_after(reply)
+                    wait = _retry_after(retry_after)
             if attempt > self.retries:
                 error.details["attempts"] = attempt
                 raise error
@@ -163,20 +189,21 @@ class ChatClient:
             await asyncio.sleep(delay)
 
 
-def _detail(reply: httpx.Response) -> str:
-    text = reply.text[:300].strip()
+def _detail(content: bytes, reason: str) -> str:
+    text = content[:300].decode("utf-8", "replace").strip()
     try:
-        data = orjson.loads(reply.content)
+        data = orjson.loads(content)
         err = data.get("error") if isinstance(data, dict) else None
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])[:300]
+        if isinstance(data, dict) and isinstance(data.get("detail"), str):
+            return data["detail"][:300]
     except orjson.JSONDecodeError:
         pass
-    return text or reply.reason_phrase
+    return text or reason or "no detail"
 
 
-def _retry_after(reply: httpx.Response) -> float | None:
-    value = reply.headers.get("retry-after")
+def _retry_after(value: str | None) -> float | None:
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:

@@ -186,7 +186,7 @@ class Rollout:
         queue: asyncio.Queue[EpisodeResult] = asyncio.Queue()
         for r in self.results:
             queue.put_nowait(r)
-        async with ChatClient(self.endpoint, max_connections=max(8, self.settings.concurrency * 2)) as chat:
+        async with ChatClient(self.endpoint, max_connections=max(4, self.settings.concurrency)) as chat:
             workers = [asyncio.create_task(self._worker(queue, chat)) for _ in range(max(1, self.settings.concurrency))]
             self._phases = dict.fromkeys(workers, "idle")
             try:

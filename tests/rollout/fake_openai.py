@@ -15,7 +15,8 @@ Deterministic: what it answers depends only on the model name and the request.
 | ``slow-<S>`` | waits S seconds, then as ``echo`` |
 | ``instant`` | ``{"message": "hi"}`` at once (the bench) |
 
-``GET /_requests`` lists what it received (model, authorization header, body) for assertions.
+A suffix after ``#`` is ignored (``echo#mine`` is ``echo``): tests sharing one server tell their
+requests apart by it. ``GET /_requests`` lists what it received (model, authorization header, body) for assertions.
 Run standalone: ``python -m tests.rollout.fake_openai --port 8123``.
 """
 
@@ -98,6 +99,7 @@ def make_app() -> FastAPI:
         n = counts[model]
         if len(seen) < 5000:
             seen.append({"model": model, "authorization": request.headers.get("authorization"), "body": body})
+        model = model.split("#", 1)[0]
         if model == "flaky" and n % 2 == 1:
             return JSONResponse({"error": {"message": "overloaded, try again"}}, status_code=503)
         m = re.fullmatch(r"fail-after-(\d+)", model)

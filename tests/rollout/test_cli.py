@@ -21,7 +21,7 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) ->
 
 def test_rollout_starts_the_env_runs_concurrently_and_prints_json(model_url: str, tmp_path: Path) -> None:
     db = tmp_path / "e.db"
-    p = _cli("--env", "echo", "--model-url", model_url, "--model", "echo", "--episodes", "6", "--concurrency", "3",
+    p = _cli("--env", "echo", "--model-url", model_url, "--model", "echo#cli", "--episodes", "6", "--concurrency", "3",
              "--max-steps", "3", "--seed", "5", "--samples-per-seed", "2", "--label", "cli-run", "--db", str(db),
              "--temperature", "0.7", "--api-key-env", "ROLLOUT_TEST_KEY", "--json",
              env={"ROLLOUT_TEST_KEY": "sk-cli-secret"})  # fmt: skip
@@ -39,7 +39,7 @@ def test_rollout_starts_the_env_runs_concurrently_and_prints_json(model_url: str
         assert steps[3].actor == "model" and steps[3].agent["completion"] == '{"message":"m3"}'
         assert store.get_episode(eps[0].id).run.info["model"]["temperature"] == 0.7
     assert b"sk-cli-secret" not in b"".join(f.read_bytes() for f in tmp_path.rglob("*") if f.is_file())
-    assert any(r["authorization"] == "Bearer sk-cli-secret" for r in model_requests(model_url, "echo"))
+    assert any(r["authorization"] == "Bearer sk-cli-secret" for r in model_requests(model_url, "echo#cli"))
 
 
 def test_rollout_table_and_a_failing_model(model_url: str, echo_url: str, tmp_path: Path) -> None:

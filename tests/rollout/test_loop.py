@@ -18,7 +18,7 @@ def _run(env_url: str, model_url: str, store: EpisodeStore, model: str, **settin
 
 
 def test_concurrent_episodes_record_prompts_and_completions(echo_url: str, model_url: str, store: EpisodeStore) -> None:
-    r = _run(echo_url, model_url, store, "echo", episodes=6, concurrency=3, max_steps=4, seed=10, label="l1")
+    r = _run(echo_url, model_url, store, "echo#loop", episodes=6, concurrency=3, max_steps=4, seed=10, label="l1")
     summary = r.summary()
     assert summary["finished"] == 6 and summary["steps"]["total"] == 24
     page = store.list_episodes(EpisodeFilter(label="l1"), limit=50)
@@ -27,7 +27,7 @@ def test_concurrent_episodes_record_prompts_and_completions(echo_url: str, model
     assert sorted(e.seed for e in page.items) == [10, 11, 12, 13, 14, 15]
     ep = store.get_episode(page.items[0].id)
     assert ep.end_reason == "max_steps" and ep.step_count == 4
-    assert ep.run.info["model"] == {"base_url": model_url, "model": "echo", "temperature": 0.2, "max_tokens": None,
+    assert ep.run.info["model"] == {"base_url": model_url, "model": "echo#loop", "temperature": 0.2, "max_tokens": None,
                                     "timeout_s": 120.0}  # fmt: skip
     assert "sk-secret" not in repr(ep.run.info)
     steps = store.load_steps(ep.id)
@@ -35,12 +35,12 @@ def test_concurrent_episodes_record_prompts_and_completions(echo_url: str, model
     assert [s.action for s in steps[1:]] == [{"message": f"m{i}"} for i in (1, 2, 3, 4)]
     assert [s.observation["echoed_message"] for s in steps[1:]] == ["m1", "m2", "m3", "m4"]
     one = steps[2].agent
-    assert steps[2].actor == "model" and one["completion"] == '{"message":"m2"}' and one["model"] == "echo"
+    assert steps[2].actor == "model" and one["completion"] == '{"message":"m2"}' and one["model"] == "echo#loop"
     assert [m["role"] for m in one["messages"]] == ["system", "user", "assistant", "user"]
     assert "Action schema" in one["messages"][0]["content"] and '"message"' in one["messages"][0]["content"]
     assert one["prompt_tokens"] > 0 and one["completion_tokens"] > 0 and one["latency_ms"] > 0
     assert ep.total_reward == sum(s.reward for s in steps[1:])
-    seen = model_requests(model_url, "echo")
+    seen = model_requests(model_url, "echo#loop")
     assert seen and all(x["authorization"] == "Bearer sk-secret-123" for x in seen)
     assert all(x["body"]["temperature"] == 0.2 for x in seen)
 
@@ -217,3 +217,62 @@ def test_parquet_keeps_who_acted_and_the_failed_turn(echo_url: str, model_url: s
     export_jsonl(other, b)
     other.close()
     assert a.read_bytes() == b.read_bytes() and b'"actor":"model"' in a.read_bytes() and b"failed_turn" in a.read_bytes()
+
+
+def test_the_httpx_transport_behaves_the_same(echo_url: str, model_url: str, store: EpisodeStore) -> None:
+    """``https://`` endpoints go through httpx: the same replies, retries and errors."""
+    cases = {"echo": "max_steps", "flaky": "max_steps", "fail-after-1": "model_error", "tools": "done"}
+    for model, end in cases.items():
+        endpoint = ModelEndpoint(model_url, model=model, transport="httpx", timeout_s=5)
+        rollout = Rollout(echo_url, endpoint, store, RolloutSettings(episodes=1, max_steps=2, label=f"hx-{model}",
+                                                                     tools="off"))  # fmt: skip
+        asyncio.run(rollout.run())
+        assert rollout.results[0].end_reason == (end if model != "tools" else "invalid_action"), model
+
+
+def test_lean_http_client_handles_chunked_close_and_stale_connections() -> None:
+    import socket
+    import threading
+
+    from openenv.rollout.http11 import Pool
+
+    replies = [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+        b"HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil-close",
+    ]
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = srv.accept()  # one keep-alive connection for the first three, then closed by us
+        for reply in replies[:3]:
+            conn.recv(65536)
+            conn.sendall(reply)
+        conn.close()  # stale for the client's next request: it must reconnect
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(replies[3])
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    async def go() -> list[tuple[int, bytes]]:
+        pool = Pool(f"http://127.0.0.1:{port}/v1/chat/completions", {"content-type": "application/json"})
+        out = []
+        for _ in range(3):
+            r = await pool.post(b"{}")
+            out.append((r.status, r.content))
+        await asyncio.sleep(0.1)
+        r = await pool.post(b"{}")
+        out.append((r.status, r.content))
+        await pool.aclose()
+        return out
+
+    assert asyncio.run(asyncio.wait_for(go(), 10)) == [(200, b"ok"), (200, b"abcde"), (503, b""), (200, b"until-close")]
+    thread.join(5)
+    srv.close()

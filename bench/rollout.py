@@ -3,7 +3,8 @@
     .venv/bin/python bench/rollout.py [--episodes 64] [--max-steps 50] [--concurrency 16] [--rounds 3]
 
 Against the echo env (uvicorn in its own process) and an instant loopback model server
-(``tests/rollout/fake_openai.py``, model ``instant``, in its own process), measured in the same run:
+(``tests/rollout/fake_openai.py --instant``: a bare ASGI app, in its own process), measured in the
+same run:
 
 1. ``rollout``: ``Rollout.run`` at ``--concurrency`` (prompt building, one chat request per step over
    httpx, parsing, the env step, recording the step and its turn into a journaled SQLite store);
@@ -95,7 +96,7 @@ def main() -> None:
     a = parser.parse_args()
     env_proc, env_url = _serve([sys.executable, "-m", "uvicorn", "openenv.envs.echo.app:app", "--host", "127.0.0.1",
                                 "--log-level", "warning", "--ws-per-message-deflate", "false"])  # fmt: skip
-    model_proc, model_url = _serve([sys.executable, "-m", "tests.rollout.fake_openai"])
+    model_proc, model_url = _serve([sys.executable, "-m", "tests.rollout.fake_openai", "--instant"])
     rows: dict[str, list[float]] = {"rollout": [], "env only": [], "model only": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -17,7 +17,8 @@ Deterministic: what it answers depends only on the model name and the request.
 
 A suffix after ``#`` is ignored (``echo#mine`` is ``echo``): tests sharing one server tell their
 requests apart by it. ``GET /_requests`` lists what it received (model, authorization header, body) for assertions.
-Run standalone: ``python -m tests.rollout.fake_openai --port 8123``.
+Run standalone: ``python -m tests.rollout.fake_openai --port 8123``; ``--instant`` serves only the
+``instant`` reply from a bare ASGI app (no routing, no parsing: the bench's model that costs nothing).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-__all__ = ["make_app"]
+__all__ = ["instant_app", "make_app"]
 
 _INSTANT = orjson.dumps({
     "id": "c", "object": "chat.completion", "created": 0, "model": "instant",
@@ -127,13 +128,27 @@ def make_app() -> FastAPI:
     return app
 
 
+async def instant_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Every POST gets the ``instant`` completion; ``GET /health`` answers 200."""
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        more = (await receive()).get("more_body", False)
+    body = _INSTANT if scope["method"] == "POST" else b'{"status":"ok"}'
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def main() -> None:
     import uvicorn
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--instant", action="store_true")
     args = parser.parse_args()
-    uvicorn.run(make_app(), host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    app = instant_app if args.instant else make_app()
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

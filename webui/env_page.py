@@ -200,7 +200,8 @@ class EnvPage:
 
     def _ctx(self, request: Request, ws: WebSession, **extra: Any) -> dict[str, Any]:
         ctx: dict[str, Any] = {"request": request, "sid": ws.id, "ws": ws, "oob": False, "current": None,
-                               "summarize": self.views.summarize, "obs_help": self.views.obs_help}
+                               "summarize": self.views.summarize, "obs_help": self.views.obs_help,
+                               "mcp_panel": getattr(self, "mcp_panel", None)}
         ctx.update(extra)
         return ctx
 
@@ -347,4 +348,7 @@ def build_env_page_router(server: Any) -> APIRouter:
     add("/s/{sid}/value/{index}", page.value, methods=["GET"], name="web_value")
     add("/s/{sid}/editor", page.editor, methods=["POST"], name="web_editor")
     add("/s/{sid}/close", page.close, methods=["POST"], name="web_close")
+    from webui.mcp_panel import install as install_mcp_panel
+
+    page.mcp_panel = install_mcp_panel(page, add)
     return router

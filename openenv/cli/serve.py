@@ -37,7 +37,7 @@ def serve(
     no_web: bool,
     log_level: str,
 ) -> None:
-    """Serve TARGET: a bundled env name (echo, repl), MODULE:APP, or an env directory."""
+    """Serve TARGET: a bundled env name (echo, repl, toolbox), MODULE:APP, or an env directory."""
     import uvicorn
 
     from openenv.core.env_server.auth import TokenAuthMiddleware

@@ -10,6 +10,10 @@
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
      ├── FactoryError                      FACTORY_ERROR (the environment could not be built)
      ├── SessionNotFoundError              SESSION_ERROR (unknown, closed or reaped session)
+     ├── ConcurrencyConfigurationError     CONCURRENCY_CONFIG (max_concurrent_envs > 1 on an env
+     │                                     not marked SUPPORTS_CONCURRENT_SESSIONS; raised at start)
+     ├── LLMClientError                    LLM_ERROR (an LLM endpoint unreachable or answering an error)
+     ├── ToolCallError                     TOOL_ERROR (an MCP tool call failed: error_type, tool_name)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
 
@@ -26,15 +30,18 @@ __all__ = [
     "ActionValidationError",
     "CapacityError",
     "ClientStateError",
+    "ConcurrencyConfigurationError",
     "ConnectionLostError",
     "EnvBusyError",
     "EnvExecutionError",
     "FactoryError",
+    "LLMClientError",
     "LifecycleError",
     "OpenEnvError",
     "ProtocolError",
     "SessionNotFoundError",
     "StepTimeoutError",
+    "ToolCallError",
     "error_from_wire",
 ]
 
@@ -100,6 +107,32 @@ class FactoryError(OpenEnvError):
 
 class SessionNotFoundError(OpenEnvError):
     code = "SESSION_ERROR"
+
+
+class ConcurrencyConfigurationError(OpenEnvError):
+    """The published 0.10 start-up guard: several sessions asked of an env not marked concurrent-safe."""
+
+    code = "CONCURRENCY_CONFIG"
+
+    def __init__(self, environment_name: str, max_concurrent_envs: int, message: str | None = None) -> None:
+        if message is None:
+            message = (
+                f"Environment '{environment_name}' is not marked as SUPPORTS_CONCURRENT_SESSIONS. "
+                f"Cannot run with max_concurrent_envs={max_concurrent_envs}. "
+                "Either set max_concurrent_envs=1 or ensure the environment "
+                "properly isolates session state and set SUPPORTS_CONCURRENT_SESSIONS=True."
+            )
+        super().__init__(message, environment_name=environment_name, max_concurrent_envs=max_concurrent_envs)
+
+
+class LLMClientError(OpenEnvError):
+    code = "LLM_ERROR"
+
+
+class ToolCallError(OpenEnvError):
+    """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
+
+    code = "TOOL_ERROR"
 
 
 class ClientStateError(OpenEnvError):

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from openenv.core.errors import OpenEnvError
 from openenv.recording import EpisodeStore
 from webui import assets
+from webui.studio import mcp_play
 from webui.studio.catalogue import Catalogue
 from webui.studio.errors import StudioError
 from webui.studio.launcher import Launcher
@@ -93,6 +94,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     guard = [Depends(check_csrf)]
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
+    app.include_router(mcp_play.router, dependencies=guard)
     app.include_router(episodes.router, dependencies=guard)
     app.include_router(models.router, dependencies=guard)
     app.add_api_route("/health", _health, methods=["GET"], name="health", include_in_schema=False)

@@ -150,7 +150,7 @@ class Dispatcher:
         require_reset: bool = True,
     ) -> dict[str, Any]:
         """Validate and apply one action."""
-        if require_reset and not session.reset_done:
+        if require_reset and not session.reset_done and not self.codec.is_mcp_request(action_data):
             raise LifecycleError("Step before reset: call reset first to start an episode")
         action = self.codec.parse(action_data)
         env = session.env

@@ -103,10 +103,20 @@ _STEP_DOC = {
 }
 
 
-def build_http_router(server: HTTPEnvServer) -> APIRouter:
-    """Routes bound to ``server``; every failure becomes a coded JSON error."""
+def build_http_router(server: HTTPEnvServer, *, simulation: bool = True) -> APIRouter:
+    """Routes bound to ``server``; every failure becomes a coded JSON error.
+
+    ``simulation=False`` (0.10's production mode) leaves out ``/reset``, ``/step`` and ``/state``.
+    """
     router = APIRouter()
     limit = server.max_message_bytes
+    if simulation:
+        _add_control_routes(router, server, limit)
+    _add_info_routes(router, server)
+    return router
+
+
+def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) -> None:
     dispatcher = server.dispatcher
 
     @router.post("/reset", openapi_extra=_RESET_DOC, summary="Start an episode")
@@ -165,6 +175,8 @@ def build_http_router(server: HTTPEnvServer) -> APIRouter:
         except OpenEnvError as err:
             return error_response(err)
 
+
+def _add_info_routes(router: APIRouter, server: HTTPEnvServer) -> None:
     @router.get("/schema", summary="Action, observation and state JSON schemas")
     async def schema() -> Response:
         return _JSON(server.schemas())
@@ -210,5 +222,3 @@ def build_http_router(server: HTTPEnvServer) -> APIRouter:
         if server.web_mounted:
             return RedirectResponse("/web")
         return JSONResponse({"docs": "/docs", "health": "/health"})
-
-    return router

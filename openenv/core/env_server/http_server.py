@@ -18,6 +18,12 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from openenv.core.env_server.compat_options import (
+    check_concurrency_safety,
+    requires_single_thread,
+    resolve_concurrency,
+    resolve_mode,
+)
 from openenv.core.env_server.dispatch import Dispatcher, reset_parameters
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.introspection import (
@@ -28,9 +34,9 @@ from openenv.core.env_server.introspection import (
 )
 from openenv.core.env_server.serialization import ActionCodec, json_schema, observation_to_wire, to_jsonable
 from openenv.core.env_server.sessions import Session, SessionManager
-from openenv.core.env_server.types import EnvironmentMetadata
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, ServerMode, State
 
-__all__ = ["HTTPEnvServer", "create_app"]
+__all__ = ["HTTPEnvServer", "create_app", "create_fastapi_app"]
 
 DEFAULT_MAX_SESSIONS_CONCURRENT = 256
 DEFAULT_IDLE_TIMEOUT_S = 600.0
@@ -53,7 +59,10 @@ class HTTPEnvServer:
     Args:
         env: an ``Environment`` class, a zero-argument factory, or an instance (one session at a time).
         action_cls / observation_cls: pydantic models or dataclasses (inferred from type hints if omitted).
-        max_concurrent_envs: session cap (default: 256 for concurrent-safe envs, else 1).
+        max_concurrent_envs / concurrency_config: session cap (default: 256 for concurrent-safe envs,
+            else 1); more than one on an ``Environment`` not marked ``SUPPORTS_CONCURRENT_SESSIONS``
+            raises ``ConcurrencyConfigurationError``. A ``ConcurrencyConfig`` also sets the idle timeout.
+        reset_observation_cls: published in ``/schema`` as ``reset_observation`` (default: the observation's).
         session_timeout_s: idle sessions are closed after this long (``None`` disables).
         step_timeout_s: default per-call deadline (``timeout_s`` per request overrides it).
     """
@@ -63,10 +72,12 @@ class HTTPEnvServer:
         env: Any,
         action_cls: type | None = None,
         observation_cls: type | None = None,
-        *,
+        max_concurrent_envs: int | None = None,
+        concurrency_config: ConcurrencyConfig | None = None,
         env_name: str | None = None,
         state_cls: type | None = None,
-        max_concurrent_envs: int | None = None,
+        *,
+        reset_observation_cls: type | None = None,
         session_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         step_timeout_s: float | None = DEFAULT_STEP_TIMEOUT_S,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -75,19 +86,26 @@ class HTTPEnvServer:
         self.instance: Any = source.instance
         self.env_cls: type | None = source.env_cls
         factory: Callable[[], Any] = source.factory or (lambda: env)
+        max_concurrent_envs, session_timeout_s = resolve_concurrency(
+            max_concurrent_envs, concurrency_config, session_timeout_s
+        )
         self.action_cls = action_cls or method_annotation(self.env_cls, "step", "action")
         self.observation_cls = observation_cls or method_annotation(self.env_cls, "step", "return")
-        self.state_cls = state_cls or state_class(self.env_cls)
+        self.reset_observation_cls = reset_observation_cls
+        self.state_cls = state_cls if state_cls not in (None, State) else state_class(self.env_cls)
         self.env_name = env_name
+        self.mode = ServerMode.SIMULATION
         concurrent = bool(getattr(self.env_cls, "SUPPORTS_CONCURRENT_SESSIONS", False))
         if self.instance is not None:
             if max_concurrent_envs not in (None, 1):
                 raise ValueError("an environment instance serves one session at a time; pass a class or factory")
             cap = 1
         else:
+            check_concurrency_safety(source.factory, self.env_cls, max_concurrent_envs)
             cap = max_concurrent_envs or (DEFAULT_MAX_SESSIONS_CONCURRENT if concurrent else 1)
         self.max_message_bytes = max_message_bytes
-        self.executor = ThreadPoolExecutor(max_workers=min(cap, 256) + 4, thread_name_prefix="openenv-env")
+        workers = 1 if requires_single_thread(source.factory, self.env_cls) else min(cap, 256) + 4
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openenv-env")
         self.sessions = SessionManager(
             factory,
             max_sessions=cap,
@@ -106,11 +124,15 @@ class HTTPEnvServer:
 
     def schemas(self) -> dict[str, Any]:
         """JSON schemas of the action, observation and (real) state types."""
-        return {
+        schemas = {
             "action": json_schema(self.action_cls),
             "observation": json_schema(self.observation_cls),
             "state": json_schema(self.state_cls),
         }
+        schemas["reset_observation"] = (
+            json_schema(self.reset_observation_cls) if self.reset_observation_cls else schemas["observation"]
+        )
+        return schemas
 
     def reset_params_schema(self) -> dict[str, Any]:
         """JSON schema (object) of ``seed``, ``episode_id`` and the env's own reset kwargs."""
@@ -202,13 +224,35 @@ class HTTPEnvServer:
 
     # -- wiring ---------------------------------------------------------------------------
 
-    def register_routes(self, app: FastAPI) -> None:
-        """Add the HTTP and WebSocket endpoints to ``app``."""
+    def register_routes(self, app: FastAPI, mode: ServerMode | str | None = None) -> None:
+        """Add the HTTP, WebSocket and MCP endpoints to ``app`` (any FastAPI app, as in 0.10).
+
+        ``mode`` (default ``OPENENV_MODE``, else ``simulation``): ``production`` leaves out
+        ``/reset``, ``/step`` and ``/state``. The server's lifespan (idle reaper, closing
+        sessions) joins the app's own.
+        """
+        from openenv.core.env_server import mcp_hook
         from openenv.core.env_server.http_routes import build_http_router
         from openenv.core.env_server.ws_route import build_ws_router
 
-        app.include_router(build_http_router(self))
+        self.mode = resolve_mode(mode)
+        app.include_router(build_http_router(self, simulation=self.mode is ServerMode.SIMULATION))
         app.include_router(build_ws_router(self))
+        mcp_hook.install(app, self, self.mode)
+        if getattr(app.state, "env_server", None) is None:
+            app.state.env_server = self
+        self._join_lifespan(app)
+
+    def _join_lifespan(self, app: FastAPI) -> None:
+        outer = app.router.lifespan_context
+        server_lifespan = self.lifespan
+
+        @contextlib.asynccontextmanager
+        async def joined(a: Any) -> AsyncIterator[Any]:
+            async with outer(a) as state, server_lifespan(a):
+                yield state
+
+        app.router.lifespan_context = joined
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:
@@ -227,14 +271,26 @@ def create_app(
     env: Any,
     action_cls: type | None = None,
     observation_cls: type | None = None,
-    *,
     env_name: str | None = None,
+    max_concurrent_envs: int | None = None,
+    concurrency_config: ConcurrencyConfig | None = None,
+    gradio_builder: Callable[..., Any] | None = None,
+    custom_tab_name: str = "Custom",
+    custom_tab_primary: bool = False,
+    show_default_tab: bool = True,
+    title_override: str | None = None,
+    state_cls: type | None = None,
+    *,
+    mode: ServerMode | str | None = None,
+    reset_observation_cls: type | None = None,
     web: bool | None = None,
     **server_options: Any,
 ) -> FastAPI:
     """Build the FastAPI app serving ``env`` (class, factory or instance).
 
-    ``web`` mounts the per-env page at ``/web`` (default on; ``OPENENV_WEB=0`` turns it off).
+    The positional order is the published 0.10 one. ``web`` mounts the per-env page at ``/web``
+    (default on; ``OPENENV_WEB=0`` turns it off); a ``gradio_builder`` is mounted there instead
+    when Gradio is installed. ``mode`` / ``OPENENV_MODE``: ``simulation`` or ``production``.
     Other keyword options go to :class:`HTTPEnvServer`; ``OPENENV_STEP_TIMEOUT_S``,
     ``OPENENV_SESSION_TIMEOUT_S`` and ``OPENENV_MAX_SESSIONS`` set their defaults.
     """
@@ -242,26 +298,69 @@ def create_app(
     server_options.setdefault(
         "session_timeout_s", _env_float("OPENENV_SESSION_TIMEOUT_S", DEFAULT_IDLE_TIMEOUT_S)
     )
-    if os.environ.get("OPENENV_MAX_SESSIONS") and not isinstance(env, Environment):
-        server_options.setdefault("max_concurrent_envs", int(os.environ["OPENENV_MAX_SESSIONS"]))
-    server = HTTPEnvServer(env, action_cls, observation_cls, env_name=env_name, **server_options)
-    title = env_name or (server.env_cls.__name__ if server.env_cls else "OpenEnv environment")
-    app = FastAPI(title=title, lifespan=server.lifespan)
+    if (
+        os.environ.get("OPENENV_MAX_SESSIONS")
+        and max_concurrent_envs is None
+        and concurrency_config is None
+        and not isinstance(env, Environment)
+    ):
+        max_concurrent_envs = int(os.environ["OPENENV_MAX_SESSIONS"])
+    server = HTTPEnvServer(
+        env,
+        action_cls,
+        observation_cls,
+        max_concurrent_envs,
+        concurrency_config,
+        env_name,
+        state_cls,
+        reset_observation_cls=reset_observation_cls,
+        **server_options,
+    )
+    title = title_override or env_name or (server.env_cls.__name__ if server.env_cls else "OpenEnv environment")
+    app = FastAPI(title=title)
     app.state.env_server = server
-    server.register_routes(app)
+    server.register_routes(app, mode)
     if web is None:
         web = os.environ.get("OPENENV_WEB", "1").lower() not in ("0", "false", "no", "off")
     if web:
-        _mount_web(app, server)
+        from openenv.core.env_server.web_interface import mount_web
+
+        mount_web(
+            app,
+            server,
+            gradio_builder=gradio_builder,
+            custom_tab_name=custom_tab_name,
+            custom_tab_primary=custom_tab_primary,
+            show_default_tab=show_default_tab,
+            title=title,
+        )
     return app
 
 
-def _mount_web(app: FastAPI, server: HTTPEnvServer) -> None:
-    try:
-        from webui.env_page import build_env_page_router
-    except ModuleNotFoundError as exc:  # the web UI package is not installed alongside
-        if exc.name not in ("webui", "webui.env_page"):
-            raise
-        return
-    app.include_router(build_env_page_router(server))
-    server.web_mounted = True
+def create_fastapi_app(
+    env: Any,
+    action_cls: type | None = None,
+    observation_cls: type | None = None,
+    max_concurrent_envs: int | None = None,
+    concurrency_config: ConcurrencyConfig | None = None,
+    env_name: str | None = None,
+    state_cls: type | None = None,
+    *,
+    mode: ServerMode | str | None = None,
+    reset_observation_cls: type | None = None,
+    **server_options: Any,
+) -> FastAPI:
+    """The app without the ``/web`` page (the published ``create_fastapi_app``, same positional order)."""
+    return create_app(
+        env,
+        action_cls,
+        observation_cls,
+        env_name,
+        max_concurrent_envs,
+        concurrency_config,
+        state_cls=state_cls,
+        mode=mode,
+        reset_observation_cls=reset_observation_cls,
+        web=False,
+        **server_options,
+    )

@@ -18,11 +18,14 @@ from openenv.core.wire import dumps, loads, to_jsonable
 
 __all__ = [
     "ActionCodec",
+    "deserialize_action",
+    "deserialize_action_with_preprocessing",
     "dumps",
     "json_schema",
     "loads",
     "observation_to_wire",
     "safe_error_text",
+    "serialize_observation",
     "to_jsonable",
 ]
 
@@ -76,6 +79,11 @@ class ActionCodec:
         self._fields: frozenset[str] = frozenset()
         if self._is_dataclass:
             self._fields = frozenset(f.name for f in dataclasses.fields(action_cls))
+        self._mcp_actions = _mcp_action_types(action_cls) if self._is_model else None
+
+    def is_mcp_request(self, data: Any) -> bool:
+        """True for a ``list_tools``/``call_tool`` action this environment takes (no reset needed)."""
+        return self._mcp_actions is not None and isinstance(data, dict) and data.get("type") in self._mcp_actions
 
     def parse(self, data: Any) -> Any:
         """Validate ``data`` (a dict) into an action; raises ActionValidationError."""
@@ -87,6 +95,8 @@ class ActionCodec:
         if self.action_cls is None or self.action_cls is dict:
             return data
         try:
+            if self._mcp_actions is not None and data.get("type") in self._mcp_actions:
+                return self._mcp_actions[data["type"]].model_validate(data)
             if self._is_model:
                 return self.action_cls.model_validate(data)
             if self._is_dataclass:
@@ -112,6 +122,19 @@ class ActionCodec:
         return data
 
 
+def _mcp_action_types(action_cls: type) -> dict[str, type] | None:
+    """``{"list_tools": ListToolsAction, "call_tool": CallToolAction}`` when the action type is the
+    base ``Action`` or an MCP action (as published: env-specific action types stay authoritative)."""
+    from openenv.core.env_server.types import Action
+
+    mcp_module = "openenv.core.env_server.mcp_types"
+    if action_cls is not Action and not any(c.__module__ == mcp_module for c in action_cls.__mro__):
+        return None
+    from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+
+    return {"list_tools": ListToolsAction, "call_tool": CallToolAction}
+
+
 def _clean_errors(exc: ValidationError) -> list[dict[str, Any]]:
     """Pydantic's error list without ``url``/``ctx`` objects that are not JSON-safe."""
     out = []
@@ -128,3 +151,96 @@ def _small(value: Any) -> bool:
         return len(orjson.dumps(value, default=str)) < 2048
     except TypeError:
         return False
+
+
+# -- the published 0.10 helpers (``openenv.core.env_server.serialization``) -------------------
+
+_MCP_TYPES_MODULE = "openenv.core.env_server.mcp_types"
+
+
+def _mcp_action(data: dict[str, Any], action_cls: type) -> Any:
+    """A ``list_tools``/``call_tool`` payload as its MCP action when ``action_cls`` is generic (as 0.10)."""
+    kind = data.get("type")
+    if kind not in ("list_tools", "call_tool"):
+        return None
+    import importlib
+
+    try:
+        mcp_types = importlib.import_module(_MCP_TYPES_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != _MCP_TYPES_MODULE:
+            raise
+        return None
+    mcp_cls = mcp_types.ListToolsAction if kind == "list_tools" else mcp_types.CallToolAction
+    from openenv.core.env_server.types import Action
+
+    if action_cls is Action or action_cls in (mcp_types.ListToolsAction, mcp_types.CallToolAction):
+        return mcp_cls.model_validate(data)
+    return None
+
+
+def deserialize_action(action_data: dict[str, Any], action_cls: type) -> Any:
+    """``action_cls.model_validate(action_data)`` (MCP actions recognised); raises pydantic's ValidationError."""
+    found = _mcp_action(action_data, action_cls)
+    return found if found is not None else action_cls.model_validate(action_data)
+
+
+def deserialize_action_with_preprocessing(action_data: dict[str, Any], action_cls: type) -> Any:
+    """Like :func:`deserialize_action`, with the web form conversions 0.10 applies.
+
+    A ``call_tool`` whose ``arguments`` is a JSON string is parsed; ``tokens`` given as a list or
+    JSON string becomes a ``torch`` tensor when torch is installed; a string ``action_id`` an int.
+    """
+    data = dict(action_data)
+    if data.get("type") == "call_tool" and isinstance(data.get("arguments"), str):
+        try:
+            data["arguments"] = orjson.loads(data["arguments"])
+        except orjson.JSONDecodeError:
+            pass
+        found = _mcp_action(data, action_cls)
+        if found is not None:
+            return found
+    if isinstance(data.get("tokens"), (list, str)):
+        data["tokens"] = _tokens(data["tokens"])
+    if isinstance(data.get("action_id"), str):
+        try:
+            data["action_id"] = int(data["action_id"])
+        except ValueError:
+            pass
+    return deserialize_action(data, action_cls)
+
+
+def _tokens(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            value = []
+    if not isinstance(value, list):
+        return value
+    try:
+        import torch  # type: ignore[import-not-found]
+    except ImportError:
+        return value
+    return torch.tensor(value, dtype=torch.long)
+
+
+def serialize_observation(observation: Any) -> dict[str, Any]:
+    """The 0.10 payload: ``metadata`` stays inside ``observation`` and is copied to the top when non-empty.
+
+    (Our own server sends :func:`observation_to_wire`'s 0.3 shape; this is for authors' own routes.)
+    """
+    if isinstance(observation, BaseModel):
+        fields = observation.model_dump(exclude={"reward", "done"})
+    else:
+        fields = to_jsonable(observation)
+        fields = dict(fields) if isinstance(fields, dict) else {"value": fields}
+    reward = getattr(observation, "reward", None) if not isinstance(observation, dict) else fields.get("reward")
+    done = getattr(observation, "done", False) if not isinstance(observation, dict) else fields.get("done", False)
+    fields.pop("reward", None)
+    fields.pop("done", None)
+    metadata = fields.get("metadata")
+    result: dict[str, Any] = {"observation": fields, "reward": reward, "done": bool(done)}
+    if metadata:
+        result["metadata"] = metadata
+    return result

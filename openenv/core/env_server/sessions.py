@@ -39,6 +39,8 @@ class Session:
     pending: asyncio.Future | Future | None = None
     owned: bool = True
     on_close: Callable[[str], None] | None = None
+    attached: bool = False  # a WebSocket joined it with /ws?session_id= (it owns it meanwhile)
+    close_when_detached: bool = False  # openenv/session/close arrived while attached
 
     def touch(self) -> None:
         self.last_active = time.monotonic()

@@ -57,6 +57,7 @@ class _Connection:
         self.server = server
         self.ws = ws
         self.session: Session | None = None
+        self._attached: Session | None = None  # a session joined with ?session_id= (not ours to close)
         self._recv: asyncio.Future | None = None
         self._task = asyncio.current_task()  # the connection's handler task, cancelled if the peer leaves
 
@@ -131,6 +132,8 @@ class _Connection:
                 reply = {"type": "observation", "data": payload}
             elif kind == "state":
                 reply = {"type": "state", "data": await self.server.dispatcher.state(session)}
+            elif kind == "mcp":
+                reply = {"type": "mcp", "data": await self._mcp(frame.get("data"), session)}
             else:
                 raise ProtocolError(f"Unknown message type: {kind!r}", code="UNKNOWN_TYPE")
         except _FATAL as err:
@@ -143,6 +146,25 @@ class _Connection:
             reply["request_id"] = request_id
         await self.send(dumps(reply))
         return True
+
+    async def _mcp(self, request: Any, session: Session) -> dict[str, Any]:
+        rpc = getattr(self.server, "mcp", None)
+        if rpc is None:
+            raise ProtocolError("This server has no MCP endpoint", code="UNKNOWN_TYPE")
+        return await rpc.handle(request, session=session)
+
+    def attach(self, session_id: str) -> None:
+        """Join the session ``session_id`` (opened with ``openenv/session/create``); raises SessionNotFoundError."""
+        try:
+            session = self.server.sessions.get(session_id)
+        except SessionNotFoundError:
+            raise SessionNotFoundError(f"Unknown session_id: {session_id}") from None
+        if session.attached:
+            raise SessionNotFoundError(f"Session {session_id} already has an attached WebSocket")
+        session.attached = True
+        session.on_close = self._closed_by_server
+        self.session = session
+        self._attached = session
 
     def _parse(self, message: dict[str, Any]) -> dict[str, Any]:
         text = message.get("text")
@@ -181,6 +203,7 @@ class _Connection:
     def _closed_by_server(self, reason: str) -> None:
         """The server closed our session (idle reaping): tell the peer, then hang up."""
         self.session = None
+        self._attached = None
         asyncio.ensure_future(self._hang_up(SessionNotFoundError(reason)))
 
     async def _hang_up(self, err: OpenEnvError) -> None:
@@ -193,6 +216,13 @@ class _Connection:
     async def close(self) -> None:
         if self._recv is not None:
             self._recv.cancel()
+        if self._attached is not None:
+            attached, self._attached = self._attached, None
+            attached.attached = False
+            attached.on_close = None
+            if attached.close_when_detached:
+                await self.server.sessions.close(attached.id)
+            self.session = None
         if self.session is not None:
             await self.server.sessions.close(self.session.id)
             self.session = None
@@ -219,7 +249,11 @@ def build_ws_router(server: HTTPEnvServer) -> APIRouter:
         try:
             # Open the session eagerly so capacity errors are reported at connect time.
             try:
-                await conn._session()
+                session_id = ws.query_params.get("session_id")
+                if session_id:
+                    conn.attach(session_id)
+                else:
+                    await conn._session()
             except _FATAL as err:
                 await conn.refuse(err)
                 return

@@ -1,0 +1,302 @@
+"""``POST /mcp``: MCP over JSON-RPC 2.0 (RFC 003), and the same handler for WebSocket ``mcp`` frames.
+
+Methods: ``tools/list``, ``tools/call`` (``{"name", "arguments"}``), ``openenv/session/create``
+(returns a ``session_id``) and ``openenv/session/close``. A ``session_id`` param routes a call to
+that session; without one, a throwaway environment answers (the published behaviour). Every
+answer is HTTP 200 with a JSON-RPC body, errors included; a non-MCP environment answers
+``-32603 "Environment does not support MCP"``.
+
+This module imports no ``fastmcp``: an environment is MCP when it has ``mcp_tools``/``mcp_call``
+(``MCPEnvironment``) or when its action type is one of the MCP actions (answered through ``step``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.routing import Route
+
+from openenv.core._deadline import with_deadline
+from openenv.core.env_server.serialization import safe_error_text
+from openenv.core.errors import OpenEnvError, ProtocolError, SessionNotFoundError
+from openenv.core.wire import dumps, loads
+
+if TYPE_CHECKING:
+    from openenv.core.env_server.http_server import HTTPEnvServer
+    from openenv.core.env_server.sessions import Session
+
+__all__ = ["McpRpc", "build_mcp_router", "install", "is_mcp_env", "takes_mcp_actions"]
+
+log = logging.getLogger("openenv.server")
+
+NOT_MCP = "Environment does not support MCP"
+_MCP_TYPES = "openenv.core.env_server.mcp_types"
+
+
+class JsonRpcErrorCode:
+    """The JSON-RPC codes used here (``mcp_types.JsonRpcErrorCode`` has the same values; not imported
+    so a plain environment's start never builds the MCP models)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    SERVER_ERROR = -32000
+
+
+class McpMethod:
+    TOOLS_LIST = "tools/list"
+    TOOLS_CALL = "tools/call"
+    SESSION_CREATE = "openenv/session/create"
+    SESSION_CLOSE = "openenv/session/close"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error answer."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def takes_mcp_actions(action_cls: Any) -> bool:
+    """True when an environment's action type is the base ``Action`` or an MCP action (0.10's rule)."""
+    from openenv.core.env_server.types import Action
+
+    if not isinstance(action_cls, type) or not issubclass(action_cls, Action):
+        return False
+    return action_cls is Action or any(c.__module__ == _MCP_TYPES for c in action_cls.__mro__)
+
+
+def is_mcp_env(env: Any) -> bool:
+    """True for an ``MCPEnvironment`` (tools served in process)."""
+    return callable(getattr(env, "mcp_call", None)) and callable(getattr(env, "mcp_tools", None))
+
+
+def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": int(code), "message": message, "data": data}}
+
+
+def _id_of(request: Any) -> Any:
+    rid = request.get("id") if isinstance(request, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+
+
+def _failure_error(failure: Any) -> RpcError:
+    """A tool failure (``McpToolFailure``) as its JSON-RPC error."""
+    kind = failure.error_type.value
+    data = {"error_type": kind, **failure.details}
+    if kind in ("tool_not_found", "invalid_args"):
+        return RpcError(JsonRpcErrorCode.INVALID_PARAMS, failure.message, data)
+    if kind == "timeout":
+        return RpcError(JsonRpcErrorCode.SERVER_ERROR, failure.message, data)
+    return RpcError(JsonRpcErrorCode.INTERNAL_ERROR, failure.message, data)
+
+
+class McpRpc:
+    """Answers JSON-RPC requests for one ``HTTPEnvServer`` (HTTP ``/mcp`` and WS ``mcp`` frames)."""
+
+    def __init__(self, server: HTTPEnvServer) -> None:
+        self.server = server
+        self._step_mcp = takes_mcp_actions(server.action_cls)
+
+    # -- entry points ----------------------------------------------------------------------
+
+    async def handle_body(self, body: bytes) -> dict[str, Any]:
+        """Parse one HTTP body and answer it."""
+        try:
+            request = loads(body) if body.strip() else None
+        except ProtocolError:
+            return _error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON")
+        return await self.handle(request)
+
+    async def handle(self, request: Any, *, session: Session | None = None) -> dict[str, Any]:
+        """Answer one decoded JSON-RPC request; ``session`` is the caller's own (a WebSocket's)."""
+        request_id = _id_of(request)
+        try:
+            method, params = self._validate(request)
+            result = await self._dispatch(method, params, session)
+        except RpcError as err:
+            return _error(err.code, err.message, request_id, err.data)
+        except OpenEnvError as err:
+            return _error(JsonRpcErrorCode.SERVER_ERROR, err.message, request_id, err.to_wire())
+        except Exception as exc:  # never a 5xx, never a traceback
+            log.exception("MCP request failed")
+            return _error(JsonRpcErrorCode.INTERNAL_ERROR, safe_error_text(exc), request_id)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    # -- validation and dispatch -----------------------------------------------------------
+
+    @staticmethod
+    def _validate(request: Any) -> tuple[str, dict[str, Any]]:
+        if not isinstance(request, dict):
+            raise RpcError(JsonRpcErrorCode.INVALID_REQUEST, "Invalid Request: expected a JSON-RPC request object")
+        problems = []
+        if request.get("jsonrpc") != "2.0":
+            problems.append("'jsonrpc' must be \"2.0\"")
+        method = request.get("method")
+        if not isinstance(method, str) or not method:
+            problems.append("'method' must be a non-empty string")
+        params = request.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            problems.append("'params' must be an object")
+        rid = request.get("id")
+        if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+            problems.append("'id' must be a string, an integer or null")
+        extra = sorted(set(request) - {"jsonrpc", "method", "params", "id"})
+        if extra:
+            problems.append("unknown member(s) " + ", ".join(map(repr, extra)))
+        if problems:
+            raise RpcError(JsonRpcErrorCode.INVALID_REQUEST, "Invalid Request: " + "; ".join(problems))
+        return method, params
+
+    async def _dispatch(self, method: str, params: dict[str, Any], own: Session | None) -> Any:
+        if method == McpMethod.SESSION_CREATE:
+            if own is not None:
+                return {"session_id": own.id}
+            session = await self.server.sessions.create("mcp")
+            return {"session_id": session.id}
+        if method == McpMethod.SESSION_CLOSE:
+            return await self._close_session(params, own)
+        if method == McpMethod.TOOLS_LIST:
+            async with self._env_for(params, own) as (env, session):
+                return await self._list_tools(env, session)
+        if method == McpMethod.TOOLS_CALL:
+            name = params.get("name")
+            if not isinstance(name, str) or not name:
+                raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Missing 'name' in params (the tool to call)")
+            arguments = params.get("arguments")
+            if arguments is None:
+                arguments = {}
+            if not isinstance(arguments, dict):
+                raise RpcError(
+                    JsonRpcErrorCode.INVALID_PARAMS,
+                    "Invalid params: 'arguments' must be an object",
+                    {"error_type": "invalid_args", "errors": [{"loc": ["arguments"], "msg": "Input should be an object"}]},
+                )
+            async with self._env_for(params, own) as (env, session):
+                return await self._call_tool(env, session, name, arguments)
+        raise RpcError(JsonRpcErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _close_session(self, params: dict[str, Any], own: Session | None) -> dict[str, Any]:
+        target = params.get("session_id")
+        if not isinstance(target, str) or not target:
+            raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
+        if own is not None and own.id == target:
+            raise RpcError(JsonRpcErrorCode.INVALID_REQUEST, "Cannot close active WebSocket-managed session via MCP method")
+        session = self._session(target)
+        if session.attached:
+            session.close_when_detached = True
+            return {"session_id": target, "closed": False, "closing": True}
+        await self.server.sessions.close(target)
+        return {"session_id": target, "closed": True}
+
+    def _session(self, session_id: str) -> Session:
+        try:
+            return self.server.sessions.get(session_id)
+        except SessionNotFoundError:
+            raise RpcError(
+                JsonRpcErrorCode.INVALID_PARAMS, f"Unknown session_id: {session_id}", {"code": "SESSION_ERROR"}
+            ) from None
+
+    @contextlib.asynccontextmanager
+    async def _env_for(self, params: dict[str, Any], own: Session | None) -> AsyncIterator[tuple[Any, Session | None]]:
+        if own is not None:
+            yield own.env, own
+            return
+        requested = params.get("session_id")
+        if requested is not None:
+            if not isinstance(requested, str) or not requested:
+                raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Invalid params: 'session_id' must be a string")
+            session = self._session(requested)
+            yield session.env, session
+            return
+        async with self.server.ephemeral_session() as session:
+            yield session.env, (session if session.id == "instance" else None)
+
+    # -- the two MCP methods ---------------------------------------------------------------
+
+    async def _list_tools(self, env: Any, session: Session | None) -> dict[str, Any]:
+        if is_mcp_env(env):
+            return {"tools": await env.mcp_tools()}
+        if not self._step_mcp:
+            raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, NOT_MCP)
+        obs = await self._step(env, session, {"type": "list_tools"})
+        tools = obs.get("observation", {}).get("tools")
+        if not isinstance(tools, list):
+            raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, "MCP-style tools/list step returned no tools")
+        return {"tools": [_as_mcp_tool(t) for t in tools]}
+
+    async def _call_tool(self, env: Any, session: Session | None, name: str, arguments: dict[str, Any]) -> Any:
+        if is_mcp_env(env):
+            from openenv.core.env_server.mcp_environment import McpToolFailure
+
+            timeout_s = self.server.dispatcher.default_timeout_s
+            lock = session.lock if session is not None else contextlib.nullcontext()
+            async with lock:
+                if session is not None:
+                    session.busy = True
+                try:
+                    return await env.mcp_call(name, arguments, timeout_s)
+                except McpToolFailure as failure:
+                    raise _failure_error(failure) from None
+                finally:
+                    if session is not None:
+                        session.busy = False
+                        session.touch()
+        if not self._step_mcp:
+            raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, NOT_MCP)
+        obs = await self._step(env, session, {"type": "call_tool", "tool_name": name, "arguments": arguments})
+        return obs.get("observation", obs)
+
+    async def _step(self, env: Any, session: Session | None, action: dict[str, Any]) -> dict[str, Any]:
+        from openenv.core.env_server.sessions import Session as _Session
+
+        target = session or _Session(id="mcp-ephemeral", kind="mcp", env=env, owned=False)
+        return await self.server.dispatcher.step(target, action, require_reset=False)
+
+
+def _as_mcp_tool(tool: Any) -> Any:
+    if isinstance(tool, dict) and "input_schema" in tool and "inputSchema" not in tool:
+        return {"name": tool.get("name"), "description": tool.get("description", ""), "inputSchema": tool["input_schema"]}
+    return tool
+
+
+class _JSON(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content)
+
+
+def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
+    """The ``POST /mcp`` route (also answers WebSocket ``mcp`` frames through ``server.mcp``)."""
+    rpc = McpRpc(server)
+    server.mcp = rpc  # type: ignore[attr-defined]
+    router = APIRouter()
+
+    async def mcp_endpoint(request: Request) -> Response:
+        try:
+            body = await with_deadline(request.body(), 30.0)
+        except TimeoutError:
+            return _JSON(_error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time"))
+        if len(body) > server.max_message_bytes:
+            return _JSON(_error(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {server.max_message_bytes} bytes"))
+        return _JSON(await rpc.handle_body(body))
+
+    # A plain Starlette route: FastAPI's dependency solving would cost more than the call itself.
+    router.routes.append(Route("/mcp", mcp_endpoint, methods=["POST"], name="mcp"))
+    return router
+
+
+def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
+    """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
+    app.include_router(build_mcp_router(server))

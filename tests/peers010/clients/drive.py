@@ -1,0 +1,151 @@
+"""Drive a served 0.10-style env with plain HTTP and WebSocket calls; print one JSON line per call.
+
+``drive.py <base_url> <scenario>``. Payloads are normalised to what both wire shapes agree on:
+``metadata`` is read from the top of ``data`` (0.10 also nests it in ``observation``), a missing
+or null ``metadata`` is ``{}`` and numeric rewards are floats.
+"""
+
+import json
+import sys
+import time
+
+import httpx
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+BASE, SCENARIO = sys.argv[1], sys.argv[2]
+WS = BASE.replace("http://", "ws://") + "/ws"
+
+
+def norm(payload):
+    if not isinstance(payload, dict) or not isinstance(payload.get("observation"), dict):
+        return payload
+    obs = dict(payload["observation"])
+    obs.pop("metadata", None)
+    reward = payload.get("reward")
+    return {
+        "observation": obs,
+        "reward": float(reward) if isinstance(reward, (int, float)) and not isinstance(reward, bool) else reward,
+        "done": payload.get("done"),
+        "metadata": payload.get("metadata") or {},
+    }
+
+
+def out(label, value):
+    print(json.dumps({"call": label, "value": value}, sort_keys=True))
+
+
+class Session:
+    def __init__(self):
+        self.ws = connect(WS, open_timeout=30, max_size=None)
+
+    def send(self, frame):
+        self.ws.send(json.dumps(frame))
+        reply = json.loads(self.ws.recv(timeout=30))
+        if reply["type"] == "error":
+            return {"error": reply["data"].get("code")}
+        return {reply["type"]: norm(reply["data"])}
+
+    def close(self):
+        self.ws.close()
+
+
+def http(method, path, **kw):
+    resp = httpx.request(method, BASE + path, timeout=30, **kw)
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    return {"status": resp.status_code, "body": norm(body)}
+
+
+def schema():
+    body = httpx.get(BASE + "/schema", timeout=30).json()
+    out("schema", {k: body[k] for k in sorted(body)})
+
+
+def rubric():
+    schema()
+    s = Session()
+    out("reset", s.send({"type": "reset", "data": {"seed": 7, "episode_id": "e1"}}))
+    for guess, style in [(2, "plain"), (5, "polite"), (9, "plain"), (7, "polite")]:
+        out(f"step {guess}", s.send({"type": "step", "data": {"guess": guess, "style": style}}))
+    out("state", s.send({"type": "state"}))
+    out("reset again", s.send({"type": "reset", "data": {"seed": 3}}))
+    out("step after reset", s.send({"type": "step", "data": {"guess": 3}}))
+    out("bad action", s.send({"type": "step", "data": {"guess": "many"}}))
+    out("unknown field", s.send({"type": "step", "data": {"guess": 1, "colour": "red"}}))
+    s.close()
+    out("http reset", http("POST", "/reset", json={"seed": 4, "metadata": None}))
+    out("http step", http("POST", "/step", json={"action": {"guess": 4}, "metadata": None}))
+    out("http bad step", http("POST", "/step", json={"action": {"guess": []}})["status"])
+
+
+def generic():
+    schema()
+    s = Session()
+    out("reset", s.send({"type": "reset", "data": {"seed": 11}}))
+    out("step ok", s.send({"type": "step", "data": {"code": "print", "messages": [{"role": "user", "content": "!"}]}}))
+    out("step fail", s.send({"type": "step", "data": {"code": "raise"}}))
+    out("state", s.send({"type": "state"}))
+    out("step done", s.send({"type": "step", "data": {"code": "x"}}))
+    out("bad message", s.send({"type": "step", "data": {"code": "x", "messages": [{"role": "user"}]}}))
+    s.close()
+    out("http state", http("GET", "/state"))
+
+
+def subclass():
+    schema()
+    out("info", http("GET", "/info"))
+    out("preview", http("POST", "/preview", json={"seed": 2, "action": {"add": 3, "metadata": {"k": 1}}}))
+    s = Session()
+    out("reset", s.send({"type": "reset", "data": {"seed": 5}}))
+    for _ in range(3):
+        out("step", s.send({"type": "step", "data": {"add": 2}}))
+    out("state", s.send({"type": "state"}))
+    s.close()
+    out("http reset", http("POST", "/reset", json={"seed": 1}))
+
+
+def concurrency():
+    a, b = Session(), Session()
+    out("a reset", a.send({"type": "reset", "data": {}}))
+    out("b reset", b.send({"type": "reset", "data": {}}))
+    out("a step", a.send({"type": "step", "data": {"n": 2}}))
+    out("b step", b.send({"type": "step", "data": {"n": 3}}))
+    out("a state", a.send({"type": "state"}))
+    out("b state", b.send({"type": "state"}))
+    c = connect(WS, open_timeout=30)
+    c.send(json.dumps({"type": "reset", "data": {}}))
+    refusal = json.loads(c.recv(timeout=30))
+    out("third", {"type": refusal["type"], "code": refusal["data"].get("code"), "max": refusal["data"].get("max_sessions")})
+    c.close()
+    a.close()
+    got = None
+    for _ in range(50):  # the server frees the slot once it sees the close
+        try:
+            d = Session()
+            got = d.send({"type": "reset", "data": {}})
+            d.close()
+        except ConnectionClosed:  # refused while the slot was still held
+            got = {"error": "closed"}
+        if "observation" in got:
+            break
+        time.sleep(0.1)
+    out("after close", got)
+    b.close()
+
+
+def production():
+    out("reset", http("POST", "/reset", json={})["status"])
+    out("step", http("POST", "/step", json={"action": {"n": 1}})["status"])
+    out("state", http("GET", "/state")["status"])
+    out("health", http("GET", "/health")["status"])
+    out("schema", http("GET", "/schema")["status"])
+    s = Session()
+    out("ws reset", s.send({"type": "reset", "data": {}}))
+    out("ws step", s.send({"type": "step", "data": {"n": 4}}))
+    s.close()
+
+
+{"rubric": rubric, "generic": generic, "subclass": subclass, "concurrency": concurrency, "production": production}[SCENARIO]()

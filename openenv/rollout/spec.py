@@ -47,11 +47,11 @@ async def fetch_env_spec(base_url: str, *, timeout_s: float = 10.0) -> EnvSpec:
 
 
 def mentions_tools(action_schema: dict[str, Any]) -> bool:
-    """Whether the action schema admits the MCP step actions (``list_tools``/``call_tool``)."""
+    """Whether the action schema admits the MCP ``call_tool`` step action (an ``MCPEnvironment``
+    serves ``CallToolAction``'s schema; ``list_tools`` is answered without being in it)."""
     import orjson
 
-    text = orjson.dumps(action_schema)
-    return b'"call_tool"' in text and b'"list_tools"' in text
+    return b'"call_tool"' in orjson.dumps(action_schema)
 
 
 def openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -59,14 +59,17 @@ def _completion(model: str, content: str | None, messages: list[dict[str, Any]],
     }  # fmt: skip
 
 
-def _tool_reply(messages: list[dict[str, Any]]) -> tuple[str | None, list]:
+def _tool_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[str | None, list]:
+    """``add(a=2, b=3)``, then ``finish`` with ``answer`` = the last number seen when its schema has
+    that parameter (no arguments otherwise)."""
     results = [m for m in messages if m.get("role") == "tool"]
     if not results:
         call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
     else:
+        finish = next((t["function"] for t in tools if t["function"]["name"] == "finish"), {})
+        wants_answer = "answer" in (finish.get("parameters") or {}).get("properties", {})
         found = re.findall(r"-?\d+", str(results[-1].get("content")))
-        answer = int(found[-1]) if found else 0
-        args = orjson.dumps({"answer": answer}).decode()
+        args = orjson.dumps({"answer": int(found[-1]) if found else 0} if wants_answer else {}).decode()
         call = {"id": f"call_{len(results) + 1}", "type": "function", "function": {"name": "finish", "arguments": args}}
     return None, [call]
 
@@ -120,7 +123,7 @@ def make_app() -> FastAPI:
         elif model == "wrong-type":
             content = '{"message": 5}'
         elif model == "tools":
-            content, tool_calls = _tool_reply(messages)
+            content, tool_calls = _tool_reply(messages, body.get("tools") or [])
         else:
             content = action
         return JSONResponse(_completion(model, content, messages, tool_calls))

@@ -276,3 +276,25 @@ def test_lean_http_client_handles_chunked_close_and_stale_connections() -> None:
     assert asyncio.run(asyncio.wait_for(go(), 10)) == [(200, b"ok"), (200, b"abcde"), (503, b""), (200, b"until-close")]
     thread.join(5)
     srv.close()
+
+
+def test_tool_calls_drive_the_bundled_mcp_toolbox(model_url: str, store: EpisodeStore) -> None:
+    """The real MCPEnvironment (``openenv serve toolbox``, FastMCP tools), started by the process
+    provider: its tools reach the model, the model's tool calls become ``call_tool`` steps."""
+    from openenv.rollout import start_env
+
+    env = start_env("toolbox")
+    try:
+        r = _run(env.base_url, model_url, store, "tools#toolbox", episodes=2, concurrency=2, max_steps=4)
+    finally:
+        env.close()
+    assert r.policy.mode == "tools" and "add" in [t["name"] for t in r.spec.tools]
+    for res in r.results:
+        assert res.end_reason == "done" and res.steps == 2
+        steps = store.load_steps(res.episode_id)
+        assert steps[1].action == {"type": "call_tool", "tool_name": "add", "arguments": {"a": 2, "b": 3}}
+        assert "5.0" in str(steps[1].observation)
+        assert steps[2].action["tool_name"] == "finish" and steps[2].done
+    sent = model_requests(model_url, "tools#toolbox")[0]["body"]
+    add = next(t for t in sent["tools"] if t["function"]["name"] == "add")
+    assert add["function"]["parameters"]["required"] == ["a"]

@@ -1,8 +1,9 @@
 """``openenv rollout``: run N model episodes against an environment, K at a time, all recorded.
 
-The store is ``--db`` (a SQLite path or a ``postgresql://`` URL), else ``$OPENENV_EPISODES_DB``,
-else ``~/.openenv/episodes.db``, as for ``openenv episodes``. The API key is read from the
-environment variable named by ``--api-key-env`` and never stored.
+The store is ``--db`` (a SQLite path or a ``postgresql://`` URL, as for ``openenv episodes``), else
+``$OPENENV_EPISODES_DB``, else the studio's database (``<studio data dir>/episodes.db``, so the
+episodes show up in the studio as they are played). The API key is read from the environment
+variable named by ``--api-key-env`` and never stored.
 """
 
 from __future__ import annotations
@@ -18,6 +19,25 @@ from typing import Any
 import click
 
 __all__ = ["rollout"]
+
+
+def default_db() -> str:
+    """``$OPENENV_EPISODES_DB``, else the studio's database (its settings, ``OPENENV_STUDIO_*``)."""
+    from openenv.recording.store import DEFAULT_STORE_ENV, default_store_target
+
+    if os.environ.get(DEFAULT_STORE_ENV):
+        return os.environ[DEFAULT_STORE_ENV]
+    from webui.studio.errors import SettingsError
+    from webui.studio.settings import load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError:
+        return default_store_target()
+    if settings.database:
+        return settings.database
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return settings.database_target
 
 
 class _Progress:
@@ -84,7 +104,7 @@ class _Progress:
 @click.option("--tools", default="auto", show_default=True, type=click.Choice(["auto", "on", "off"]),
               help="Tool calls from an MCP environment's tools.")
 @click.option("--success-threshold", default=None, type=float, help="Success: done with return >= this (default > 0).")
-@click.option("--db", default=None, help="Episode store: SQLite path or postgresql:// URL.")
+@click.option("--db", default=None, help="Episode store: SQLite path or postgresql:// URL (default: the studio's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def rollout(env_target: str, model_url: str, model: str, api_key_env: str | None, episodes: int, concurrency: int,
@@ -94,7 +114,6 @@ def rollout(env_target: str, model_url: str, model: str, api_key_env: str | None
     """Run model episodes against an environment and record every step and completion."""
     from openenv.core.errors import OpenEnvError
     from openenv.recording import EpisodeStore
-    from openenv.recording.store import default_store_target
     from openenv.rollout import ModelEndpoint, Rollout, RolloutSettings, format_table, start_env
 
     api_key = None
@@ -109,7 +128,7 @@ def rollout(env_target: str, model_url: str, model: str, api_key_env: str | None
                                samples_per_seed=samples_per_seed, label=label, template=template, tools=tools,
                                success_threshold=success_threshold)  # fmt: skip
     try:
-        store = EpisodeStore(db or default_store_target())
+        store = EpisodeStore(db or default_db())
     except OpenEnvError as exc:
         raise click.ClickException(f"{exc} [{exc.code}]") from None
     progress = _Progress(episodes, enabled=not quiet)

@@ -62,3 +62,12 @@ def test_bad_input_is_a_clear_error(model_url: str, tmp_path: Path) -> None:
     assert p.returncode == 1 and "could not start environment" in p.stderr and "Traceback" not in p.stderr
     p = _cli("--env", "http://127.0.0.1:9", "--model-url", model_url, "--model", "echo", "--db", str(tmp_path / "e.db"))
     assert p.returncode == 1 and "cannot reach the environment" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_default_store_is_the_studios(model_url: str, echo_url: str, tmp_path: Path) -> None:
+    env = {"OPENENV_STUDIO_DATA_DIR": str(tmp_path / "studio"), "OPENENV_EPISODES_DB": ""}
+    p = _cli("--env", echo_url, "--model-url", model_url, "--model", "echo", "--max-steps", "1", "--label", "dflt",
+             "--quiet", env=env)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    with EpisodeStore(tmp_path / "studio" / "episodes.db") as store:
+        assert [e.label for e in store.iter_episodes()] == ["dflt"]

@@ -335,7 +335,7 @@ class Takeovers:
                         action = conv.last_action or {}
                         payload = {"observation": result.observation, "reward": result.reward,
                                    "done": bool(result.done), "metadata": getattr(result, "metadata", None) or None}
-                        ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
+                        ps.web.record("model", action, payload, (time.perf_counter() - started) * 1000)
                     t.taken += 1
                     conv.observe(result.observation, result.reward, result.done, ps.client.step_index)
                     if result.done:

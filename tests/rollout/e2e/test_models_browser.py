@@ -95,6 +95,7 @@ def test_take_over_in_play_and_take_back(page: Any, studio_e2e: tuple[str, Path]
     page.wait_for_selector('#takeover[data-status="finished"]', timeout=30_000)
     page.wait_for_selector("#observation .badge.step:text('step 4')")  # refreshed out of band
     assert "m3" in page.inner_text("#observation")
+    assert page.locator("#history .badge.actor-model").count() == 3  # the Play history marks the model's steps
     shot(page, "1-model-played")
 
     page.select_option("#takeover-endpoint", "slow taker")

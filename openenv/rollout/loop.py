@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openenv.core.errors import ActionValidationError, ConnectionLostError, OpenEnvError
+from openenv.core.errors import ActionValidationError, CapacityError, ConnectionLostError, OpenEnvError
 from openenv.core.generic_client import GenericEnvClient
 from openenv.recording import EpisodeStore, RecordingError, record
 
@@ -33,6 +33,8 @@ from .results import EpisodeResult, summarise
 from .spec import EnvSpec, fetch_env_spec, mentions_tools
 
 __all__ = ["Rollout", "RolloutSettings", "discover_tools", "play_turn"]
+
+CAPACITY_RETRIES = 5  # a lone worker refused for capacity tries again this often before skipping
 
 
 @dataclass
@@ -150,6 +152,9 @@ class Rollout:
         self.wall_s: float | None = None
         self._failing = 0
         self._stopping = False
+        self._sessions = 0  # env sessions the workers hold
+        self._live = 0  # workers still running
+        self.capacity_note: str | None = None  # set when the env served fewer sessions than asked
         self._phases: dict[asyncio.Task[Any], str] = {}
 
     def info(self) -> dict[str, Any]:
@@ -220,7 +225,10 @@ class Rollout:
                 task.cancel()
 
     def summary(self) -> dict[str, Any]:
-        return summarise(self.results, wall_s=self.wall_s)
+        out = summarise(self.results, wall_s=self.wall_s)
+        if self.capacity_note:
+            out["note"] = self.capacity_note
+        return out
 
     def _update(self, r: EpisodeResult) -> None:
         if self.on_update is not None:
@@ -231,7 +239,9 @@ class Rollout:
                       env_name=self.spec.name if self.spec else None, info=self.info())  # fmt: skip
 
     async def _worker(self, queue: asyncio.Queue[EpisodeResult], chat: ChatClient) -> None:
-        env = None
+        env, holding = None, False  # holding: this worker's session was accepted (a reset went through)
+        refusals = 0
+        self._live += 1
         try:
             while not queue.empty():
                 r = queue.get_nowait()
@@ -242,19 +252,39 @@ class Rollout:
                     continue
                 if env is None:
                     env = self._recording_client()
-                    try:
-                        await env.connect()
-                    except OpenEnvError as exc:
-                        r.status, r.error = "skipped", f"cannot open an env session: {exc}"
-                        self._update(r)
-                        await _close(env)
-                        env = None
+                try:
+                    await env.connect()  # a no-op once open
+                    lost = await self._episode(env, r, chat)
+                except (_NoSession, OpenEnvError) as exc:
+                    await _close(env)
+                    env = None
+                    cause = exc.__cause__ if isinstance(exc, _NoSession) else exc
+                    if isinstance(cause, CapacityError) and self._live > 1 and not holding:
+                        # the env serves fewer sessions than the concurrency asked for: leave the
+                        # episode to the other workers
+                        self.capacity_note = f"the env accepted fewer sessions than the concurrency: {cause}"
+                        r.status, r.started_at = "pending", None
+                        queue.put_nowait(r)
+                        return
+                    if isinstance(cause, CapacityError) and not holding and refusals < CAPACITY_RETRIES:
+                        refusals += 1  # the last worker: the sessions the others held are being freed
+                        r.status, r.started_at = "pending", None
+                        queue.put_nowait(r)
+                        await asyncio.sleep(0.1 * refusals)
                         continue
-                lost = await self._episode(env, r, chat)
+                    r.status, r.error = "skipped", f"cannot open an env session: {cause}"
+                    self._update(r)
+                    continue
+                if not holding:
+                    holding = True
+                    self._sessions += 1
                 if lost:
                     await _close(env)
                     env = None
         finally:
+            self._live -= 1
+            if holding:
+                self._sessions -= 1
             if env is not None:
                 await _close(env)
 
@@ -264,7 +294,10 @@ class Rollout:
         r.status, r.started_at = "running", time.time()
         lost = False
         try:
-            result = await (env.reset(seed=r.seed) if r.seed is not None else env.reset())
+            try:
+                result = await (env.reset(seed=r.seed) if r.seed is not None else env.reset())
+            except (CapacityError, ConnectionLostError) as exc:  # no session: the worker decides
+                raise _NoSession() from exc
             r.episode_id = env.episode_id
             self._update(r)
             conv = self.policy.conversation()
@@ -311,6 +344,10 @@ class Rollout:
         r.success = r.done and (r.total_reward >= threshold if threshold is not None else r.total_reward > 0)
         self._update(r)
         return lost
+
+
+class _NoSession(Exception):
+    """The env refused or dropped the session before the episode began (``__cause__`` says why)."""
 
 
 async def _close(env: Any) -> None:

@@ -138,5 +138,7 @@ def format_table(summary: dict[str, Any], label: str | None = None) -> str:
     ]  # fmt: skip
     if summary.get("env_steps_per_s") is not None:
         rows.append(("speed", f"{summary['env_steps_per_s']:.0f} env steps/s over {summary['wall_s']:.1f} s"))
+    if summary.get("note"):
+        rows.append(("note", summary["note"]))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)

@@ -64,3 +64,12 @@ class ToolEnv(Environment):
 
 
 app = create_app(ToolEnv, ToolAction, ToolObservation, env_name="tools")
+
+
+class SoloToolEnv(ToolEnv):
+    """The same env, one session at a time (``max_concurrent_envs`` 1)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = False
+
+
+solo_app = create_app(SoloToolEnv, ToolAction, ToolObservation, env_name="tools-solo")

@@ -298,3 +298,16 @@ def test_tool_calls_drive_the_bundled_mcp_toolbox(model_url: str, store: Episode
     sent = model_requests(model_url, "tools#toolbox")[0]["body"]
     add = next(t for t in sent["tools"] if t["function"]["name"] == "add")
     assert add["function"]["parameters"]["required"] == ["a"]
+
+
+def test_an_env_with_fewer_sessions_than_the_concurrency_still_plays_every_episode(
+    model_url: str, store: EpisodeStore
+) -> None:
+    from tests.server_utils import running_server
+
+    from .mcp_env import solo_app
+
+    with running_server(solo_app) as url:
+        r = _run(url, model_url, store, "tools#solo", episodes=4, concurrency=3, max_steps=4)
+    assert [x.end_reason for x in r.results] == ["done"] * 4
+    assert "fewer sessions than the concurrency" in r.summary()["note"]

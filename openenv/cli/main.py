@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "episodes": "openenv.cli.episodes:episodes",
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",
+    "rollout": "openenv.cli.rollout:rollout",
     "serve": "openenv.cli.serve:serve",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
-from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodeRecord, StepRecord
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
@@ -31,13 +31,27 @@ _STEP_KEYS = ("index", "action", "observation", "reward", "done", "metadata", "l
 _RUN_KEYS = tuple(c.name for c in EnvRun.__table__.c)
 
 
-def episode_to_dict(episode: EpisodeRecord, steps: list[StepRecord]) -> dict[str, Any]:
-    """The exchange dict of an episode loaded with its run (``get_episode``) and all its steps."""
+def episode_to_dict(
+    episode: EpisodeRecord, steps: list[StepRecord], failed_turn: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The exchange dict of an episode loaded with its run (``get_episode``) and all its steps;
+    a step with a recorded turn also carries ``actor`` and ``agent``, and ``failed_turn`` (a model
+    turn that never became a step: ``{"index", "actor", "agent"}``) is kept when given."""
     out: dict[str, Any] = {"format": FORMAT, "format_version": FORMAT_VERSION}
     out.update({k: getattr(episode, k) for k in _EPISODE_KEYS})
     out["tags"] = list(episode.tags)
     out["run"] = asdict(episode.run) if episode.run is not None else {"id": episode.run_id}
-    out["steps"] = [{k: getattr(s, k) for k in _STEP_KEYS} for s in steps]
+    out["steps"] = [_step_dict(s) for s in steps]
+    if failed_turn is not None:
+        out["failed_turn"] = failed_turn
+    return out
+
+
+def _step_dict(step: StepRecord) -> dict[str, Any]:
+    out = {k: getattr(step, k) for k in _STEP_KEYS}
+    if step.actor is not None:
+        out["actor"] = step.actor
+        out["agent"] = step.agent
     return out
 
 
@@ -94,7 +108,7 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
             return False
         if on_conflict == "error":
             raise RecordingError(f"episode {eid} already exists in the store", code="EPISODE_EXISTS")
-        for table in (Step.__table__, StepChunk.__table__, EpisodeTag.__table__):
+        for table in (Step.__table__, StepChunk.__table__, EpisodeTag.__table__, StepAgent.__table__):
             conn.execute(table.delete().where(table.c.episode_id == eid))
         conn.execute(ep_table.delete().where(ep_table.c.id == eid))
     run = obj["run"]
@@ -123,6 +137,14 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
     ]  # fmt: skip
     if steps:
         conn.execute(insert(Step.__table__), steps)
+    turns = [(s["index"], s["actor"], s.get("agent")) for s in obj["steps"] if isinstance(s.get("actor"), str)]
+    failed = obj.get("failed_turn")
+    if isinstance(failed, dict) and isinstance(failed.get("index"), int) and isinstance(failed.get("actor"), str):
+        turns.append((failed["index"], failed["actor"], failed.get("agent")))
+    if turns:
+        conn.execute(insert(StepAgent.__table__), [
+            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d)} for i, a, d in turns
+        ])  # fmt: skip
     tags = [{"episode_id": eid, "tag": t} for t in dict.fromkeys(obj.get("tags") or [])]
     if tags:
         conn.execute(insert(EpisodeTag.__table__), tags)

@@ -1,4 +1,4 @@
-"""SQLModel tables of the episode store (schema version 3).
+"""SQLModel tables of the episode store (schema version 4).
 
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from sqlalchemy import Column, ForeignKey, Index, LargeBinary, String, Text
 from sqlmodel import Field, SQLModel
 
-__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step", "StepChunk"]
+__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step", "StepAgent", "StepChunk"]
 
 
 class RecordingMeta(SQLModel, table=True):
@@ -125,3 +125,22 @@ class StepChunk(SQLModel, table=True):
     first_idx: int = Field(primary_key=True)
     last_idx: int
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class StepAgent(SQLModel, table=True):
+    """Who acted at a step and, for a model, what it was asked and answered (schema version 4).
+
+    ``idx`` matches the step's index; a turn whose reply never became an action (the episode then
+    ends ``invalid_action``) has the index the step would have had, and no step. ``actor`` is
+    ``"model"`` or ``"human"``; ``data`` is JSON: the prompt messages, the raw completion, tool
+    calls, token counts, the model's latency, failed attempts (``openenv/rollout``). A step
+    without a row was taken by whatever the episode's ``source`` says."""
+
+    __tablename__ = "step_agent"
+
+    episode_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("episode.id"), primary_key=True, nullable=False)
+    )
+    idx: int = Field(primary_key=True)
+    actor: str = Field(max_length=16)
+    data: str | None = Field(default=None, sa_column=Column(Text))

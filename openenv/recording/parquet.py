@@ -23,7 +23,7 @@ from .transfer import ImportResult, Progress, iter_episode_dicts, load_episode_d
 
 __all__ = ["export_parquet", "import_parquet", "parquet_schema"]
 
-_JSON_STEP = ("action", "observation", "metadata", "state")
+_JSON_STEP = ("action", "observation", "metadata", "state", "agent")
 _BATCH = 64
 
 
@@ -45,6 +45,7 @@ def parquet_schema() -> Any:
         ("index", pa.int64()), ("action", pa.string()), ("observation", pa.string()),
         ("reward", pa.float64()), ("done", pa.bool_()), ("metadata", pa.string()),
         ("latency_ms", pa.float64()), ("t", pa.float64()), ("state", pa.string()),
+        ("actor", pa.string()), ("agent", pa.string()),
     ])  # fmt: skip
     return pa.schema([
         ("format_version", pa.int32()), ("id", pa.string()), ("env_name", pa.string()),
@@ -52,7 +53,7 @@ def parquet_schema() -> Any:
         ("reset_kwargs", pa.string()), ("started_at", pa.float64()), ("ended_at", pa.float64()),
         ("end_reason", pa.string()), ("step_count", pa.int64()), ("total_reward", pa.float64()),
         ("done", pa.bool_()), ("notes", pa.string()), ("tags", pa.list_(pa.string())),
-        ("run", pa.string()), ("steps", pa.list_(step)),
+        ("run", pa.string()), ("steps", pa.list_(step)), ("failed_turn", pa.string()),
         ("parent_episode_id", pa.string()), ("fork_step", pa.int64()),  # schema 3 (forks); absent in older files
     ])  # fmt: skip
 
@@ -66,6 +67,7 @@ def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
     row["reset_kwargs"] = _json(obj["reset_kwargs"])
     row["run"] = _json(obj["run"])
     row["steps"] = [{**s, **{k: _json(s.get(k)) for k in _JSON_STEP}} for s in obj["steps"]]
+    row["failed_turn"] = _json(obj.get("failed_turn"))
     return row
 
 
@@ -78,6 +80,7 @@ def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
             {**s, **{k: None if s.get(k) is None else loads(s[k]) for k in _JSON_STEP}}
             for s in row.get("steps") or []
         ]
+        obj["failed_turn"] = loads(row["failed_turn"]) if row.get("failed_turn") else None
     except (KeyError, TypeError, orjson.JSONDecodeError) as exc:
         raise ExportFormatError(f"{where}: unreadable episode row ({exc})") from exc
     return validate(obj, where)

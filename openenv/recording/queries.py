@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -15,7 +15,7 @@ from openenv.stepjournal import wire_steps
 
 from .errors import EpisodeNotFoundError, RecordingError, StoreCorruptError
 from .jsonable import loads
-from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "get_episode",
     "list_episodes",
     "list_forks",
+    "load_agent_turns",
     "load_rewards",
     "load_steps",
     "resolve_id",
@@ -35,6 +36,7 @@ _RUN = EnvRun.__table__
 _STEP = Step.__table__
 _CHUNK = StepChunk.__table__
 _TAG = EpisodeTag.__table__
+_AGENT = StepAgent.__table__
 _LIST_COLUMNS = [c for c in _EP.c if c.name not in ("reset_kwargs", "notes")]
 MAX_PAGE = 1000
 
@@ -217,7 +219,25 @@ def load_steps(
             out[step.idx] = StepRecord(index=step.idx, action=action, observation=observation, reward=step.reward,
                                        done=step.done, metadata=metadata, latency_ms=step.latency_ms, t=step.t)  # fmt: skip
     steps = [out[i] for i in sorted(out)]
-    return steps if limit is None else steps[:limit]
+    steps = steps if limit is None else steps[:limit]
+    if steps:
+        turns = load_agent_turns(conn, episode_id, start=steps[0].index, stop=steps[-1].index)
+        if turns:
+            steps = [replace(s, actor=turns[s.index][0], agent=turns[s.index][1]) if s.index in turns else s
+                     for s in steps]  # fmt: skip
+    return steps
+
+
+def load_agent_turns(
+    conn: Connection, episode_id: str, *, start: int = 0, stop: int | None = None
+) -> dict[int, tuple[str, dict[str, Any] | None]]:
+    """``{index: (actor, data)}`` of an episode's ``step_agent`` rows with ``start <= index <= stop``
+    (a turn that never became a step included)."""
+    c = _AGENT.c
+    stmt = select(c.idx, c.actor, c.data).where(c.episode_id == episode_id, c.idx >= start)
+    if stop is not None:
+        stmt = stmt.where(c.idx <= stop)
+    return {idx: (actor, loads(data)) for idx, actor, data in conn.execute(stmt)}
 
 
 def load_rewards(conn: Connection, episode_id: str) -> list[float | None]:

@@ -264,6 +264,24 @@ class _RecordingClient:
         """The stored id of this client's run (``None`` before the first ``reset``)."""
         return self._rec.run_id
 
+    @property
+    def step_index(self) -> int:
+        """The index of the last step recorded in the open episode (0 right after ``reset``)."""
+        return self._rec.index
+
+    def record_turn(self, actor: str, data: dict[str, Any] | None = None, *, index: int | None = None) -> None:
+        """Record who took step ``index`` (default: the last one) and, for a model, its prompt and
+        completion (``EpisodeStore.record_turn``; durable as the steps are)."""
+        if self._rec.episode_id is None:
+            return
+        self._rec.flush()
+        self._rec.store.record_turn(self._rec.episode_id, self._rec.index if index is None else index, actor, data,
+                                    journaled=self._rec.journaled)  # fmt: skip
+
+    def end_episode(self, reason: str) -> None:
+        """End the open episode now with ``reason`` (``model_error``, ``invalid_action``...)."""
+        self._rec.end(reason)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 

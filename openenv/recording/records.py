@@ -58,7 +58,9 @@ class EpisodeRecord:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One stored transition; ``index`` 0 is the reset (``action`` is ``None``)."""
+    """One stored transition; ``index`` 0 is the reset (``action`` is ``None``). ``actor``
+    (``"model"``/``"human"``) and ``agent`` (a model's prompt, completion, tokens, latency) are set
+    when the step has a ``step_agent`` row (rollouts, takeover in the studio)."""
 
     index: int
     action: dict[str, Any] | None
@@ -69,6 +71,8 @@ class StepRecord:
     latency_ms: float | None
     t: float
     state: Any = None
+    actor: str | None = None
+    agent: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

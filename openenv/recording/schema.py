@@ -14,12 +14,12 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 3
-TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk)]
+SCHEMA_VERSION = 4
+TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk, StepAgent)]
 
 
 def _add_step_chunks(conn: Connection) -> None:
@@ -38,7 +38,16 @@ def _add_fork_columns(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_episode_parent ON episode (parent_episode_id)"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_step_chunks, 2: _add_fork_columns}
+def _add_step_agents(conn: Connection) -> None:
+    """3 -> 4: the ``step_agent`` table (who acted; a model's prompt and completion)."""
+    StepAgent.__table__.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _add_step_chunks,
+    2: _add_fork_columns,
+    3: _add_step_agents,
+}
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 
 

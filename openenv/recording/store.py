@@ -38,7 +38,7 @@ from .engine import (
 from .errors import EpisodeNotFoundError
 from .journal import StepJournal, drain_local, no_drain, recover, track_for_fork
 from .jsonable import dumps
-from .models import EnvRun, Episode, EpisodeTag, Step, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
 
@@ -50,6 +50,7 @@ T = TypeVar("T")
 _EP = Episode.__table__
 _STEP = Step.__table__
 _CHUNK = StepChunk.__table__
+_AGENT = StepAgent.__table__
 
 
 def default_store_target() -> str:
@@ -334,6 +335,31 @@ class EpisodeStore:
                 journal = self._journal
         return journal
 
+    def record_turn(
+        self, episode_id: str, index: int, actor: str, data: dict[str, Any] | None = None, *, journaled: bool = False
+    ) -> None:
+        """Record who acted at step ``index`` (``"model"``/``"human"``) and, for a model, its prompt,
+        completion, tokens and latency (``data``, JSON; never an API key). ``journaled``: durable in
+        the step journal now and committed with the steps (a journaled store), else committed now."""
+        row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data)}
+        if journaled and self.journaled:
+            self._step_journal().insert("step_agent", row)
+            return
+
+        def tx(conn: Connection) -> None:
+            conn.execute(delete(_AGENT).where(_AGENT.c.episode_id == episode_id, _AGENT.c.idx == row["idx"]))
+            conn.execute(insert(_AGENT), row)
+
+        self.write(tx, what="record turn")
+
+    def load_turns(
+        self, episode_id: str, *, start: int = 0, stop: int | None = None
+    ) -> dict[int, tuple[str, dict[str, Any] | None]]:
+        """``{index: (actor, data)}`` recorded with ``record_turn`` (``load_steps`` merges them into
+        its steps; this also returns a turn that never became a step)."""
+        with guarded("load turns"), self.engine.connect() as conn:
+            return queries.load_agent_turns(conn, episode_id, start=start, stop=stop)
+
     def finish_episode(self, episode_id: str, reason: str) -> None:
         """Mark an episode ended (``reset``, ``closed``, ``error``...) unless it already is."""
         params = {"t": time.time(), "reason": reason, "done": False, "episode_id": episode_id}
@@ -348,6 +374,7 @@ class EpisodeStore:
             for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
                 conn.execute(delete(_STEP).where(_STEP.c.episode_id.in_(chunk)))
                 conn.execute(delete(_CHUNK).where(_CHUNK.c.episode_id.in_(chunk)))
+                conn.execute(delete(_AGENT).where(_AGENT.c.episode_id.in_(chunk)))
                 conn.execute(delete(EpisodeTag.__table__).where(EpisodeTag.__table__.c.episode_id.in_(chunk)))
                 gone += conn.execute(delete(_EP).where(_EP.c.id.in_(chunk))).rowcount
             return gone

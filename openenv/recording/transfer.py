@@ -49,9 +49,20 @@ def iter_episode_dicts(
         total = store.count_episodes(filters)
         source = (e.id for e in store.iter_episodes(filters))
     for done, eid in enumerate(source, 1):
-        yield episode_to_dict(store.get_episode(eid), list(store.iter_steps(eid)))
+        steps = list(store.iter_steps(eid))
+        yield episode_to_dict(store.get_episode(eid), steps, failed_turn(store, eid, steps))
         if on_progress is not None:
             on_progress(done, total)
+
+
+def failed_turn(store: EpisodeStore, episode_id: str, steps: list[Any]) -> dict[str, Any] | None:
+    """The recorded turn after an episode's last step (a model reply that never became an action)."""
+    after = (steps[-1].index + 1) if steps else 0
+    turns = store.load_turns(episode_id, start=after)
+    if not turns:
+        return None
+    index = min(turns)
+    return {"index": index, "actor": turns[index][0], "agent": turns[index][1]}
 
 
 def export_jsonl(

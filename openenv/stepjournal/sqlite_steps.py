@@ -40,12 +40,13 @@ _END = "UPDATE episode SET ended_at = ?, end_reason = ?, done = ? WHERE id = ? A
 _INSERT_CHUNK = "INSERT INTO step_chunk (episode_id, first_idx, last_idx, data) VALUES (?, ?, ?, ?)"
 _TOP_ROW = "SELECT MAX(idx) FROM step WHERE episode_id = ?"
 _TOP_CHUNK = "SELECT MAX(last_idx) FROM step_chunk WHERE episode_id = ?"
-_TABLES = frozenset(("env_run", "episode", "step"))
+_TABLES = frozenset(("env_run", "episode", "step", "step_agent"))
 _STEP_HEAD = fmt.STEP_HEAD
 
 
 class Insert(NamedTuple):
-    """A row for ``table`` (``env_run``, ``episode`` or ``step``), inserted unless already there."""
+    """A row for ``table`` (``env_run``, ``episode``, ``step`` or ``step_agent``), inserted unless
+    already there."""
 
     table: str
     row: dict[str, Any]

@@ -24,10 +24,11 @@ from webui.studio import mcp_play
 from webui.studio.catalogue import Catalogue
 from webui.studio.errors import StudioError
 from webui.studio.launcher import Launcher
+from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
-from webui.studio.routes import envs, episodes, forks, play, sessions
+from webui.studio.routes import envs, episodes, forks, models, play, sessions
 from webui.studio.security import LoopbackHostGuard, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
@@ -74,11 +75,15 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         docker = await asyncio.to_thread(catalogue.docker, fresh=True)
         await asyncio.to_thread(launcher.readopt, studio.providers(docker))
         app.state.studio = studio
+        app.state.model_endpoints = Endpoints(settings.data_dir)  # Run a model, takeover in Play
+        app.state.model_runs, app.state.takeovers = ModelRuns(store, settings.data_dir), Takeovers()
         recovery = asyncio.create_task(_recover_journals(store))
         try:
             yield
         finally:
             recovery.cancel()
+            await app.state.takeovers.close()
+            await app.state.model_runs.close()
             await studio.reruns.close()
             await studio.plays.close_all()
             launcher.release()
@@ -94,6 +99,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(episodes.router, dependencies=guard)
     app.include_router(forks.router, dependencies=guard)
     app.include_router(sessions.router, dependencies=guard)
+    app.include_router(models.router, dependencies=guard)
     app.add_api_route("/health", _health, methods=["GET"], name="health", include_in_schema=False)
     app.add_api_route("/static/{path:path}", _static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE,
                       include_in_schema=False)

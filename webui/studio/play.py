@@ -151,6 +151,7 @@ class PlaySessions:
         async with ps.lock:
             started = time.perf_counter()
             result = await ps.client.step(action)
+            ps.client.record_turn("human")  # who acted (a model may take over: webui/studio/model_runs.py)
             payload = _payload(result)
             ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
         return payload

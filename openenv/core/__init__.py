@@ -26,7 +26,7 @@ from openenv.core.errors import (
     SessionNotFoundError,
     StepTimeoutError,
 )
-from openenv.core.generic_client import GenericEnvClient
+from openenv.core.generic_client import GenericAction, GenericEnvClient
 from openenv.core.sync_client import SyncEnvClient
 from openenv.core.vector_client import VectorEnvClient, VectorResult
 
@@ -44,6 +44,7 @@ __all__ = [
     "EnvironmentMetadata",
     "EpisodeLostError",
     "FactoryError",
+    "GenericAction",
     "GenericEnvClient",
     "HTTPEnvServer",
     "LifecycleError",

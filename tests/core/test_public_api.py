@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["openenv.core", "openenv.core.env_server", "openenv.core.errors", "openenv.envs.echo"]
+MODULES = ["openenv", "openenv.core", "openenv.core.env_server", "openenv.core.errors", "openenv.envs.echo"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -31,3 +31,16 @@ def test_every_error_is_a_runtime_error_with_a_code():
         if isinstance(obj, type):
             assert issubclass(obj, RuntimeError)
             assert obj.code
+
+
+def test_the_published_top_level_names_load_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, openenv; assert 'openenv.core' not in sys.modules;"
+        "from openenv import AutoAction, AutoEnv, GenericAction, GenericEnvClient, SyncEnvClient;"
+        "assert AutoEnv.from_env and GenericAction(a=1) == {'a': 1};"
+        "assert 'fastapi' not in sys.modules, 'a client import pulled in the server'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

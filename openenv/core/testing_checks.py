@@ -305,15 +305,29 @@ def _lifecycle(ctx: EnvUnderTest) -> None:
         close(env)
 
 
+def _pool_of(thread: threading.Thread) -> object | None:
+    """The ``ThreadPoolExecutor`` a worker thread belongs to (None for other threads).
+
+    A pool that already ran before the check may grow by a thread during it (two calls at once
+    on an event loop's default executor): that is the pool's, not a thread the env leaked."""
+    target = getattr(thread, "_target", None)
+    if getattr(target, "__module__", None) != "concurrent.futures.thread":
+        return None
+    args = getattr(thread, "_args", ())
+    return args[0]() if args and callable(args[0]) else None
+
+
 def check_close(ctx: EnvUnderTest) -> str:
     if ctx.factory is None:
         raise CheckSkipped("needs a class or factory to build instances of its own")
     _lifecycle(ctx)  # warm up: pools a library starts once are not the env's to stop
     threads, children = set(threading.enumerate()), _children()
+    pools = {id(pool) for pool in map(_pool_of, threads) if pool is not None}
     _lifecycle(ctx)
     deadline = time.monotonic() + RELEASE_WAIT_S
     while True:
-        left = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+        left = [t.name for t in threading.enumerate()
+                if t not in threads and t.is_alive() and id(_pool_of(t)) not in pools]
         procs = sorted(_children() - children)
         if not (left or procs) or time.monotonic() > deadline:
             break

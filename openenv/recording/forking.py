@@ -14,10 +14,11 @@ The client is wrapped with ``record`` unless it already records into ``store``.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from openenv.core.sync_client import is_async_client
 
 from .errors import RecordingError
 from .recorder import RecordingEnvClient, SyncRecordingEnvClient, record
@@ -133,7 +134,7 @@ async def fork(
     env of the same kind); stops at the first divergence unless ``keep_going``. ``on_result(recorded,
     result)`` sees each replayed step; ``record_options`` go to ``record`` (``label``, ``source``...)
     when ``client`` is not recording already."""
-    if not inspect.iscoroutinefunction(getattr(client, "step", None)):
+    if not is_async_client(client):
         raise TypeError("fork() needs an async client; use fork_sync() for a SyncEnvClient")
     parent, steps = _plan(store, episode_id, step)
     rec = _recording(client, store, parent, False, dict(record_options))

@@ -121,7 +121,7 @@ def test_create_app_takes_the_published_positional_order() -> None:
         assert httpx.post(url + "/reset", json={"seed": 2, "metadata": None}).json()["observation"]["total"] == 2
         step = httpx.post(url + "/step", json={"action": {"n": 4}, "metadata": {"k": 1}})
         assert step.status_code == 200 and step.json()["reward"] == 1.0
-        assert set(httpx.get(url + "/schema").json()) == {"action", "observation", "reset_observation", "state"}
+        assert set(httpx.get(url + "/schema").json()) == {"action", "observation", "reset", "reset_observation", "state"}
         assert httpx.get(url + "/state").json()["total"] == 0
 
 

@@ -293,3 +293,19 @@ def test_a_non_detached_env_dies_with_its_driver(ray_cluster, project: str) -> N
         time.sleep(0.25)
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{url}/health", timeout=1.0)
+
+
+def test_the_vector_client_drives_envs_on_both_nodes(ray_provider: RayProvider, ray_cluster) -> None:
+    from openenv.core import VectorEnvClient
+
+    envs = ray_provider.start_many("echo", 2, spread=True, timeout_s=90, **SMALL)
+    names = _nodes(ray_cluster)
+    urls = [p.base_url for p in envs]
+    with VectorEnvClient(urls, num_envs=4) as vec:  # round-robin: sessions 0, 2 on one node, 1, 3 on the other
+        assert vec.reset().ok
+        batch = vec.step([{"message": f"m{i}"} for i in range(4)])
+        assert batch.ok
+        assert [o["echoed_message"] for o in batch.observations] == ["m0", "m1", "m2", "m3"]
+        assert batch.rewards == [0.2] * 4
+        assert [httpx.get(f"{u}/sessions", timeout=10).json()["active"] for u in urls] == [2, 2]
+    assert sorted(names[p.node_id] for p in envs) == ["head", "worker"]

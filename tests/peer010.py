@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests._require import require
-from tests.server_utils import free_port, wait_healthy
+from tests.server_utils import free_port, stop_process, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS010 = Path(__file__).parent / "peers010"
@@ -60,14 +60,7 @@ def _serving(python: str, module_file: Path, attr: str, *, ours: bool, extra_env
             raise RuntimeError(f"{module_file.name} did not serve: {err.decode(errors='replace')[-3000:]}") from None
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
+        stop_process(proc)
 
 
 def serving_published(module_file: Path, attr: str = "app", extra_env: dict[str, str] | None = None):

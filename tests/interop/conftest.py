@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests._require import require
-from tests.server_utils import free_port, wait_healthy
+from tests.server_utils import free_port, stop_process, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = Path(__file__).parent / "peers"
@@ -54,14 +54,7 @@ def serving_published_echo(peer_python: str, max_sessions: int) -> Iterator[str]
         wait_healthy(url, timeout_s=60)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
+        stop_process(proc)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests._require import require
+from tests.server_utils import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,11 +95,4 @@ def test_installed_wheel_serves_the_page_and_assets(wheel_env: Path, tmp_path: P
             local = ROOT / "static" / url.split("/web/static/", 1)[1].split("?", 1)[0]
             assert resp.status_code == 200 and resp.content == local.read_bytes()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
-        proc.stdout.close()
-        proc.stderr.close()
+        stop_process(proc, timeout_s=15)

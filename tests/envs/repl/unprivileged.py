@@ -131,7 +131,7 @@ def unprivileged_home(uid: int) -> Iterator[tuple[str, str]]:
 def unprivileged_server(extra_env: dict[str, str] | None = None, *, uid: int | None = None,
                         timeout_s: float = 60.0) -> Iterator[Served]:
     """Serve ``openenv.envs.repl.app:app`` as an unprivileged uid on 127.0.0.1; everything of that uid dies after."""
-    from tests.server_utils import free_port, wait_healthy
+    from tests.server_utils import free_port, stop_process, wait_healthy
 
     uid = server_uid() if uid is None else uid
     port = free_port()
@@ -153,12 +153,5 @@ def unprivileged_server(extra_env: dict[str, str] | None = None, *, uid: int | N
                         raise RuntimeError(f"unprivileged REPL server did not start: {err[-2000:]}") from None
             yield Served(url, proc, uid)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
-            if proc.stderr:
-                proc.stderr.close()
+            stop_process(proc, timeout_s=15)
             kill_uid(uid)

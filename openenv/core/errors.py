@@ -147,6 +147,8 @@ class ToolCallError(OpenEnvError):
     """An MCP tool call failed; ``error_type`` is tool_not_found, invalid_args, execution_error or timeout."""
 
     code = "TOOL_ERROR"
+
+
 class TargetError(OpenEnvError, ValueError):
     """A target (env name, directory, ``module:app``, image, URL) that names nothing usable."""
 

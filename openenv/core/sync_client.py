@@ -31,6 +31,9 @@ async def _inside(call: Any, *args: Any, **kwargs: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
+FINALIZER_CLOSE_TIMEOUT_S = 5.0  # a client collected without close() waits no longer for its session
+
+
 async def _finish_tasks() -> None:
     """Cancel and await every other task on this loop, so closing it destroys none."""
     me = asyncio.current_task()
@@ -95,12 +98,14 @@ class SyncEnvClient:
         self._client._children.append(child)
         return child.sync().connect()
 
-    def close(self) -> None:
-        """Close the session (and any provider) and the private loop."""
+    def close(self, *, timeout_s: float | None = None) -> None:
+        """Close the session (and any provider) and the private loop; ``timeout_s`` bounds the
+        session's close (the loop is closed either way)."""
         if self._loop.is_closed():
             return
         try:
-            self._run(self._client._close_entry() if self._native else _inside(self._client.close))
+            closing = self._client._close_entry() if self._native else _inside(self._client.close)
+            self._run(closing if timeout_s is None else asyncio.wait_for(closing, timeout_s))
         finally:
             try:
                 self._run(_finish_tasks())  # what a dropped socket left behind (keepalive, reader)
@@ -126,8 +131,8 @@ class SyncEnvClient:
         loop = self.__dict__.get("_loop")
         if loop is None or loop.is_closed() or loop.is_running() or self.__dict__.get("_thread") is not None:
             return
-        with contextlib.suppress(Exception):  # a finalizer must not raise (e.g. at interpreter exit)
-            self.close()
+        with contextlib.suppress(Exception):  # a finalizer must not raise (e.g. at interpreter exit) nor hang
+            self.close(timeout_s=FINALIZER_CLOSE_TIMEOUT_S)
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._client, name)

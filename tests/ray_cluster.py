@@ -47,16 +47,34 @@ def ray_available() -> bool:
     return True
 
 
-def _node_ports() -> list[str]:
-    ports = {
-        "--node-manager-port": free_port(),
-        "--object-manager-port": free_port(),
-        "--dashboard-agent-listen-port": free_port(),
-        "--dashboard-agent-grpc-port": free_port(),
-        "--runtime-env-agent-port": free_port(),
-        "--metrics-export-port": free_port(),
-    }
-    return [item for flag, port in ports.items() for item in (flag, str(port))]
+_NODE_PORT_FLAGS = ("--node-manager-port", "--object-manager-port", "--dashboard-agent-listen-port",
+                    "--dashboard-agent-grpc-port", "--runtime-env-agent-port", "--metrics-export-port")
+_START_ATTEMPTS = 3  # a port picked free can be taken before the node binds it: start that node again
+
+
+class _Ports:
+    """Free loopback ports, each handed out once per cluster: two components never share one
+    (``free_port`` alone can return the same port twice while nothing listens on it yet)."""
+
+    def __init__(self) -> None:
+        self._given: set[int] = set()
+
+    def take(self) -> int:
+        for _ in range(1000):
+            port = free_port()
+            if port not in self._given:
+                self._given.add(port)
+                return port
+        raise RuntimeError("no distinct free port on 127.0.0.1")
+
+    def flags(self, names: tuple[str, ...]) -> list[str]:
+        return [item for name in names for item in (name, str(self.take()))]
+
+
+class _NodeExited(RuntimeError):
+    def __init__(self, returncode: int, logs: str) -> None:
+        super().__init__(f"a ray node exited with {returncode}:\n{logs}")
+        self.logs = logs
 
 
 class LocalRayCluster:
@@ -68,7 +86,8 @@ class LocalRayCluster:
         self.nodes = nodes
         self.start_timeout_s = start_timeout_s
         self.temp_dir = Path(tempfile.mkdtemp(prefix="roe-", dir="/tmp"))  # short: unix socket paths
-        self.port = free_port()
+        self._ports = _Ports()
+        self.port = self._ports.take()
         self.address = f"127.0.0.1:{self.port}"
         self._procs: list[subprocess.Popen[bytes]] = []
 
@@ -77,10 +96,11 @@ class LocalRayCluster:
                "--num-cpus", str(spec.get("num_cpus", 1)), "--num-gpus", "0",
                "--resources", json.dumps(spec.get("resources", {})),
                "--object-store-memory", str(spec.get("object_store_memory", 80 * 1024 * 1024)),
-               *_node_ports()]
+               *self._ports.flags(_NODE_PORT_FLAGS)]
         if index == 0:
             cmd += ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                    "--ray-client-server-port", str(free_port()), "--temp-dir", str(self.temp_dir)]
+                    *self._ports.flags(("--ray-client-server-port", "--dashboard-port")),
+                    "--temp-dir", str(self.temp_dir)]
         else:
             cmd += ["--address", self.address]
         log = (self.temp_dir / f"node-{index}.log").open("wb")
@@ -93,8 +113,19 @@ class LocalRayCluster:
     def start(self) -> LocalRayCluster:
         try:
             for index, spec in enumerate(self.nodes):
-                self._start_node(index, spec)
-                self._await_nodes(index + 1)
+                for attempt in range(_START_ATTEMPTS):
+                    self._start_node(index, spec)
+                    try:
+                        self._await_nodes(index + 1)
+                        break
+                    except _NodeExited as exc:
+                        if attempt + 1 == _START_ATTEMPTS or "port" not in exc.logs.lower():
+                            raise
+                        self._procs.pop().wait(timeout=10)  # the node lost a port race: new ports
+                        if index == 0:  # nothing else of ours runs yet
+                            self._kill_leftovers()
+                            self.port = self._ports.take()
+                            self.address = f"127.0.0.1:{self.port}"
         except BaseException:
             self.stop()
             raise
@@ -109,7 +140,7 @@ class LocalRayCluster:
         while time.monotonic() < deadline:
             for proc in self._procs:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"a ray node exited with {proc.returncode}:\n{self.node_logs()}")
+                    raise _NodeExited(proc.returncode, self.node_logs())
             try:
                 out = subprocess.run([sys.executable, "-c", probe, self.address], capture_output=True,
                                      text=True, timeout=30, env={**os.environ, **DRIVER_ENV})

@@ -26,7 +26,7 @@ from webui.env_views import form_lists
 from webui.forms import Bound, Node, attach_errors, bind, build_form, parse_form
 from webui.templating import render
 
-__all__ = ["McpPanel", "install"]
+__all__ = ["McpPanel", "flat_observation", "install"]
 
 log = logging.getLogger("openenv.webui")
 
@@ -55,7 +55,8 @@ def _overrides(cls: Any, name: str) -> bool:
     return callable(impl) and impl is not getattr(Environment, name, None)
 
 
-def _flat_observation(payload: dict[str, Any] | None) -> dict[str, Any]:
+def flat_observation(payload: dict[str, Any] | None) -> dict[str, Any]:
+    """What ``render_web``/``web_actions`` are given: the wire observation plus reward and done."""
     if not payload:
         return {}
     obs = dict(payload.get("observation") or {})
@@ -126,11 +127,11 @@ class McpPanel:
 
     # -- the web view ---------------------------------------------------------------------
 
-    def _env(self, ws: Any) -> Any:
+    def _session(self, ws: Any) -> Any:
         if ws.pool_id is None:
             return None
         try:
-            return self.server.sessions.get(ws.pool_id).env
+            return self.server.sessions.get(ws.pool_id)
         except SessionNotFoundError:
             return None
 
@@ -138,19 +139,15 @@ class McpPanel:
         ws = self.page.tabs.get(sid)
         if ws is None:
             return await self.page._gone(request, sid)
-        env = self._env(ws)
-        html, actions, problem = None, [], None
-        if env is not None:
-            obs = _flat_observation(ws.latest.payload if ws.latest else None)
-            try:
-                html = env.render_web(obs)
-                actions = [(str(label), dict(action)) for label, action in (env.web_actions(obs) or [])]
-            except Exception as exc:  # the author's hook failed: say so, keep the page
-                log.exception("render_web/web_actions failed")
-                problem = f"{type(exc).__name__}: {exc}"
+        session = self._session(ws)
+        view: dict[str, Any] = {"html": None, "actions": [], "problem": None}
+        if session is not None:
+            obs = flat_observation(ws.latest.payload if ws.latest else None)
+            view = self.server.dispatcher.web_view(session, {"observation": obs})
+        actions = [(a["label"], a["action"]) for a in view["actions"]]
         self._actions[sid] = actions
         return HTMLResponse(
-            render("_web_view.html", request=request, sid=sid, html=html, actions=actions, problem=problem)
+            render("_web_view.html", request=request, sid=sid, html=view["html"], actions=actions, problem=view["problem"])
         )
 
     async def act(self, request: Request, sid: str, index: int) -> Response:

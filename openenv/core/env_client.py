@@ -157,6 +157,12 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         """The episode's current state."""
         return self._dispatch(self._state_async)
 
+    def web_view(self, observation: dict[str, Any] | None = None) -> Any:
+        """The environment's own view of ``observation`` (its ``render_web``/``web_actions`` hooks):
+        ``{"html": str | None, "actions": [{"label", "action"}], "problem": str | None}``, drawn by
+        this session's environment; a server without the hooks' frame gives an empty view."""
+        return self._dispatch(lambda: self._web_view_async(observation))
+
     def connect(self) -> Any:
         """Open the WebSocket (a no-op when already open); returns the client."""
         return self._dispatch(self._connect_async)
@@ -400,6 +406,13 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     async def _state_async(self) -> StateT:
         reply = await self._request({"type": "state"})
         return self._parse_state(reply["data"])
+
+    async def _web_view_async(self, observation: dict[str, Any] | None) -> dict[str, Any]:
+        await self._connect_async()  # the server's features are known once connected
+        if "web-view" not in self._features:
+            return {"html": None, "actions": [], "problem": None}
+        reply = await self._request({"type": "web_view", "data": {"observation": observation or {}}})
+        return reply["data"]
 
     async def _request(self, message: dict[str, Any], wait_s: float | None = None, step: bool = False) -> dict[str, Any]:
         sent = await self._send(message, step)

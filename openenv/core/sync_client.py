@@ -90,6 +90,10 @@ class SyncEnvClient:
     def state(self) -> Any:
         return self._run(self._client._state_async() if self._native else _inside(self._client.state))
 
+    def web_view(self, observation: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The environment's own view of ``observation`` (see ``EnvClient.web_view``)."""
+        return self._run(self._client._web_view_async(observation) if self._native else _inside(self._client.web_view, observation))
+
     def new_session(self) -> SyncEnvClient:
         """Another connected blocking session with the same server, closed with this one."""
         if not self._native:

@@ -51,6 +51,7 @@ def test_tools_are_played_and_recorded(sc: StudioClient, toolbox_rid: str, studi
         done = sc.post(url, data)
         assert done.status_code == 200, done.text
         assert 'id="mcp-result-' in done.text and ">1</pre>" in done.text
+        assert done.headers["HX-Trigger"] == "openenv:changed"  # the State panel and the env's view reload
 
         data[f"{prefix}.text"] = ["  "]
         failed = sc.post(url, data)
@@ -75,5 +76,38 @@ def test_a_plain_env_shows_no_tools(sc: StudioClient, echo_rid: str) -> None:
     try:
         panel = sc.http.get(f"/play/s/{sid}/mcp/tools", headers={"HX-Request": "true"})
         assert panel.status_code == 200 and panel.text == ""
+    finally:
+        sc.post(f"/play/s/{sid}/close", {})
+
+
+def test_the_envs_view_and_its_buttons(sc: StudioClient, toolbox_rid: str, studio_data: Path) -> None:
+    resp = sc.http.get(f"/play/{toolbox_rid}")
+    sid = page(resp.text).by_id("env-page").attrs["data-session"]
+    try:
+        before = sc.http.get(f"/play/s/{sid}/view", headers={"HX-Request": "true"})
+        assert before.status_code == 200 and before.text == ""  # nothing to draw before a reset
+        reset = sc.post(f"/play/s/{sid}/reset", {})
+        eid = fragment(reset.text).by_id("play-episode").find("a").attrs["href"].rsplit("/", 1)[1]
+        panel = sc.http.get(f"/play/s/{sid}/mcp/tools", headers={"HX-Request": "true"})
+        url, data = _tool_form(panel.text, "add_note")
+        prefix = next(k for k in data if k.endswith(".text")).rsplit(".", 1)[0]
+        data[f"{prefix}.text"] = ["<b>drawn</b>"]
+        assert sc.post(url, data).status_code == 200
+
+        view = sc.http.get(f"/play/s/{sid}/view", headers={"HX-Request": "true"})
+        frame = fragment(view.text).find("iframe")
+        assert frame.attrs["sandbox"] == "" and "&lt;b&gt;drawn&lt;/b&gt;" in frame.attrs["srcdoc"]
+        buttons = fragment(view.text).find_all("button")
+        assert [b.text() for b in buttons] == ["List tools", "Read notes", "Finish"]
+        act = sc.post(buttons[1].attrs["hx-post"], {})
+        assert act.status_code == 200 and "drawn" in act.text
+        assert sc.post(f"/play/s/{sid}/view/act/9", {}).status_code == 409
+
+        store = EpisodeStore(studio_data / "episodes.db")
+        try:
+            steps = store.load_steps(eid, start=1)
+            assert [s.action.get("tool_name") for s in steps] == ["add_note", "notes"]
+        finally:
+            store.close()
     finally:
         sc.post(f"/play/s/{sid}/close", {})

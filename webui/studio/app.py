@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from openenv.core.errors import OpenEnvError
 from openenv.recording import EpisodeStore
 from webui import assets
-from webui.studio import mcp_play
+from webui.studio import mcp_play, web_view_play
 from webui.studio.catalogue import Catalogue
 from webui.studio.errors import StudioError
 from webui.studio.launcher import Launcher
@@ -96,6 +96,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
     app.include_router(mcp_play.router, dependencies=guard)
+    app.include_router(web_view_play.router, dependencies=guard)
     app.include_router(episodes.router, dependencies=guard)
     app.include_router(forks.router, dependencies=guard)
     app.include_router(sessions.router, dependencies=guard)

@@ -89,4 +89,5 @@ async def play_call(request: Request, sid: str, index: int) -> Response:
     obs = payload.get("observation")
     obs = obs.model_dump(mode="json") if hasattr(obs, "model_dump") else (obs or {})
     result = render_studio("_mcp_result.html", request, tool=tool, obs=obs, oob=True)
-    return HTMLResponse(bytes(reply.body).decode() + result, status_code=200)
+    hx = {k: v for k, v in reply.headers.items() if k.lower().startswith("hx-")}  # the State panel and view reload
+    return HTMLResponse(bytes(reply.body).decode() + result, status_code=200, headers=hx)

@@ -20,6 +20,7 @@ from openenv.core import GenericEnvClient, OpenEnvError
 from openenv.recording import EpisodeStore, fork, record
 from webui.env_views import field_help
 from webui.forms import Node, build_form
+from webui.mcp_panel import flat_observation
 from webui.studio.errors import NotFoundError, PlayError
 from webui.web_sessions import WebSession
 
@@ -163,6 +164,15 @@ class PlaySessions:
         async with ps.lock:
             state = await ps.client.state()
         return state if isinstance(state, dict) else getattr(state, "__dict__", state)
+
+    async def web_view(self, ps: PlaySession) -> dict[str, Any]:
+        """The env's own view of the session's latest observation (``EnvClient.web_view``); empty
+        before the first reset and for a server without the hooks."""
+        latest = ps.web.latest
+        if ps.episode_id is None or latest is None:
+            return {"html": None, "actions": [], "problem": None}
+        async with ps.lock:
+            return await ps.client.web_view(flat_observation(latest.payload))
 
     async def fork(self, ps: PlaySession, episode_id: str, step: int) -> Any:
         """Fork ``episode_id`` at ``step`` on this session (``openenv.recording.fork``): its replayed

@@ -186,6 +186,41 @@ class Dispatcher:
         data = to_jsonable(value)
         return data if isinstance(data, dict) else {"value": data}
 
+    def web_view(self, session: Session, data: Any) -> dict[str, Any]:
+        """The environment's own view of ``data["observation"]``: ``{"html", "actions", "problem"}``.
+
+        ``html`` is ``render_web(observation)`` (``None``: no view), ``actions`` the
+        ``web_actions(observation)`` pairs as ``{"label", "action"}``; a hook that raises or returns
+        the wrong shape is reported in ``problem`` (type and message), never as a failed call.
+        """
+        if data is None:
+            data = {}
+        observation = data.get("observation") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(observation, (dict, type(None))):
+            raise ActionValidationError(
+                "web_view needs {\"observation\": {...}}",
+                errors=[{"type": "dict_type", "loc": ["data", "observation"], "msg": "Input should be an object"}],
+            )
+        env = session.env
+        view: dict[str, Any] = {"html": None, "actions": [], "problem": None}
+        try:
+            html = env.render_web(dict(observation or {})) if callable(getattr(env, "render_web", None)) else None
+            pairs = env.web_actions(dict(observation or {})) if callable(getattr(env, "web_actions", None)) else []
+            if html is not None and not isinstance(html, str):
+                raise TypeError(f"render_web returned {type(html).__name__}, not str or None")
+            actions = []
+            for pair in pairs or []:
+                label, action = pair
+                if not isinstance(action, dict):
+                    raise TypeError(f"web_actions gave {type(action).__name__} for {label!r}, not an action dict")
+                actions.append({"label": str(label), "action": to_jsonable(action)})
+        except Exception as exc:  # the author's hook failed: say so, the session lives
+            log.exception("render_web/web_actions failed")
+            view["problem"] = safe_error_text(exc)
+            return view
+        view.update(html=html, actions=actions)
+        return view
+
     # -- internals ------------------------------------------------------------------------
 
     def _deadline(self, timeout_s: float | None) -> float | None:

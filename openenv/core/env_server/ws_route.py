@@ -32,7 +32,7 @@ __all__ = ["FEATURES", "build_ws_router"]
 
 log = logging.getLogger("openenv.server")
 
-FEATURES = "request-id,timeout"
+FEATURES = "request-id,timeout,web-view"
 REFUSAL_WAIT_S = 5.0
 WATCH_AFTER_S = 0.05
 _FATAL = (CapacityError, FactoryError, SessionNotFoundError)
@@ -132,6 +132,8 @@ class _Connection:
                 reply = {"type": "observation", "data": payload}
             elif kind == "state":
                 reply = {"type": "state", "data": await self.server.dispatcher.state(session)}
+            elif kind == "web_view":
+                reply = {"type": "web_view", "data": self.server.dispatcher.web_view(session, frame.get("data"))}
             elif kind == "mcp":
                 reply = {"type": "mcp", "data": await self._mcp(frame.get("data"), session)}
             else:

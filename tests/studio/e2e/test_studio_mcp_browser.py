@@ -34,3 +34,37 @@ def test_play_toolbox_tools(page: Any, studio_e2e: tuple[str, Path], shot: Any) 
     assert "a note needs some text" in note.locator(".tool-error").inner_text()
     page.wait_for_selector("#observation .badge.step:text('step 2')")
     shot(page, "mcp-play", narrow=True)
+
+
+def test_play_shows_the_envs_own_view_and_its_buttons_step(page: Any, studio_e2e: tuple[str, Path], shot: Any) -> None:
+    """render_web in a sandboxed frame, drawn by the runtime's env for this session; a web_actions
+    button is a recorded step."""
+    require(importlib.util.find_spec("fastmcp") is not None, "fastmcp (the mcp extra)")
+    url, data = studio_e2e
+    rid = _launch(page, url, "toolbox", "process")
+    page.goto(f"{url}/play/{rid}")
+    assert page.locator("#web-view iframe").count() == 0  # nothing to draw before a reset
+    page.click("#reset-button")
+    page.wait_for_selector("#observation .badge.step:text('reset')")
+    page.wait_for_function("document.querySelector('#web-view iframe')?.srcdoc.includes('No notes yet')")
+    assert page.locator("#web-view iframe").get_attribute("sandbox") == ""
+    note = page.locator('#mcp-panel [data-tool="add_note"]')
+    note.locator('input[name$=".text"]').fill("seen in the view")
+    note.locator("button[type=submit]").click()
+    page.wait_for_selector("#observation .badge.step:text('step 1')")
+    page.wait_for_function("document.querySelector('#web-view iframe')?.srcdoc.includes('seen in the view')")
+    assert page.frame_locator("#web-view iframe").locator("li").inner_text() == "seen in the view"
+    page.locator("#web-view button", has_text="Read notes").click()
+    page.wait_for_selector("#observation .badge.step:text('step 2')")
+    assert "seen in the view" in page.inner_text("#observation")
+    shot(page, "play-web-view", narrow=True)
+
+    from openenv.recording import EpisodeStore
+
+    eid = page.locator("#play-episode a").first.get_attribute("href").rsplit("/", 1)[1]
+    store = EpisodeStore(data / "episodes.db")
+    try:
+        steps = store.load_steps(eid, start=1)
+        assert [s.action.get("tool_name") for s in steps] == ["add_note", "notes"]
+    finally:
+        store.close()

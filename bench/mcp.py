@@ -4,7 +4,9 @@ Each server runs the module ``tests/peers010/mcp_tools_env.py`` in its own proce
 drives ``tools/call echo_message`` round trips over ``POST /mcp`` (one keep-alive HTTP client,
 a session id) and over the WebSocket (``{"type": "mcp"}`` frames on ``/ws``), then prints calls/s
 and the ratio ours/published. Also: start-to-healthy of the MCP env on each side, and a plain
-(non-MCP) echo env's start time and idle memory on ours with the ``mcp`` extra installed.
+(non-MCP) echo env's start time and idle memory on ours with the ``mcp`` extra installed, and
+the floor: the same client against a bare ASGI app with a fixed reply (``bench/peers/bare_mcp_asgi.py``),
+what no server can beat with this client here.
 
 Usage: .venv/bin/python bench/mcp.py [--seconds 3] [--runs 3]
 """
@@ -54,6 +56,15 @@ def serve_module(python: str, *, ours: bool) -> tuple[subprocess.Popen, str, flo
     proc = subprocess.Popen(cmd, cwd=str(ROOT) if ours else "/", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     return proc, url, _healthy(proc, url, began)
+
+
+def serve_bare_floor() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "peers" / "bare_mcp_asgi.py"), str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    _healthy(proc, url, time.perf_counter())
+    return proc, url
 
 
 def serve_plain_echo() -> tuple[subprocess.Popen, str, float]:
@@ -150,6 +161,11 @@ def main() -> None:
                 row.setdefault("http_stateless_s", []).append(http_calls(url, args.seconds, session=False))
             finally:
                 stop(proc)
+        proc, url = serve_bare_floor()
+        try:
+            results.setdefault("floor", {}).setdefault("http_calls_s", []).append(http_calls(url, args.seconds))
+        finally:
+            stop(proc)
         proc, url, started = serve_plain_echo()
         try:
             time.sleep(0.3)
@@ -170,6 +186,11 @@ def main() -> None:
         ours, theirs = med["ours"][key], med["published"][key]
         ratio = ours / theirs if better == "higher" else theirs / ours
         print(f"{label:26}{ours:12.2f}{theirs:12.2f}{ratio:9.2f}x")
+    floor = med["floor"]["http_calls_s"]
+    print(f"floor: bare ASGI app, same client, POST /mcp {floor:.0f}/s (ours {med['ours']['http_calls_s'] / floor:.0%}"
+          f" of it, published {med['published']['http_calls_s'] / floor:.0%}); per call above the floor:"
+          f" ours {1e3 / med['ours']['http_calls_s'] - 1e3 / floor:.2f} ms,"
+          f" published {1e3 / med['published']['http_calls_s'] - 1e3 / floor:.2f} ms")
     plain = med["plain_echo_ours"]
     print(f"plain echo env (ours, mcp extra installed): start->healthy {plain['start_s']:.2f} s, idle {plain['idle_mib']:.0f} MiB")
 

@@ -33,7 +33,13 @@ from openenv.core.env_server.mcp_types import (
     ToolError,
 )
 from openenv.core.env_server.types import Observation, State
-from openenv.core.errors import ConnectionLostError, ProtocolError, SessionNotFoundError, ToolCallError
+from openenv.core.errors import (
+    ConnectionLostError,
+    EpisodeLostError,
+    ProtocolError,
+    SessionNotFoundError,
+    ToolCallError,
+)
 from openenv.core.sync_client import SyncEnvClient
 from openenv.core.wire import dumps, loads, to_jsonable
 
@@ -94,16 +100,23 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         self._rpc_ids = itertools.count(1)
         self._tools_cache: list[Tool] | None = None
         self.session_id: str | None = None
+        self._used = False  # a tool call or reset ran on this session: it holds state
+        self._session_lost: str | None = None  # why the session was replaced (until reset)
 
     # -- connection ------------------------------------------------------------------------
 
     async def _open_socket(self) -> None:
         """Open an MCP session (``openenv/session/create``) and join it over ``/ws?session_id=``.
 
-        After a lost connection the old session is closed (best effort) and a fresh one made.
+        After a lost connection the same session is joined again when the server still has it
+        (its environment, and so the episode, lives on). When it is gone (a server restart, the
+        session reaped) a fresh one is made, and a tool call raises ``EpisodeLostError`` until
+        ``reset()``: a call never runs on a fresh environment as if it were the old one.
         """
-        if self.session_id is not None and self.client_state is ClientState.DISCONNECTED:
-            await self._close_mcp_session()
+        rejoin = self.session_id is not None and self.client_state is ClientState.DISCONNECTED
+        if rejoin and not await self._session_alive(self.session_id):
+            self._forget_session(f"the server no longer has MCP session {self.session_id}")
+            rejoin = False
         if self.session_id is None:
             reply = await self._post({"jsonrpc": "2.0", "method": "openenv/session/create", "params": {}, "id": 0})
             if "error" in reply:
@@ -114,6 +127,29 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             self.session_id = session_id
             self._url = f"{self._bare_ws_url}?session_id={session_id}"
         await super()._open_socket()
+        if rejoin and self._lost is not None:  # the same environment: its episode goes on
+            self._episode, self._lost = True, None
+
+    def _forget_session(self, why: str) -> None:
+        if self.session_id is None:
+            return
+        self.session_id = None
+        self._url = self._bare_ws_url
+        if self._used or self._episode or self._lost is not None:
+            self._session_lost = why
+        if self._ws is not None:
+            self._drop("the server dropped the MCP session")
+
+    async def _session_alive(self, session_id: str) -> bool:
+        """Whether the server still has ``session_id`` (asked over ``POST /mcp``)."""
+        reply = await self._post({"jsonrpc": "2.0", "method": "tools/list", "params": {"session_id": session_id}, "id": 0})
+        error = reply.get("error")
+        return not (isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR")
+
+    async def _reset_async(self, **kwargs: Any) -> StepResult[Observation]:
+        result = await super()._reset_async(**kwargs)
+        self._session_lost, self._used = None, True
+        return result
 
     async def _close_async(self) -> None:
         """Leave the socket, close the MCP session, then release the HTTP client."""
@@ -164,16 +200,28 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
     async def _rpc_async(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         if self._ws is None or self._stale(self._ws):
             await self._connect_async()
+        if method == "tools/call" and self._session_lost is not None:
+            raise EpisodeLostError(
+                f"The MCP session was lost ({self._session_lost}) and this is a new one: "
+                "call reset() before calling tools again",
+                reason=self._session_lost,
+            )
         request: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": dict(params or {}), "id": next(self._rpc_ids)}
-        if self._transport == "http":
-            request["params"]["session_id"] = self.session_id
-            reply = await self._post(request)
-        else:
-            frame = await self._request({"type": "mcp", "data": request})
-            reply = frame.get("data") or {}
-        error = reply.get("error")
-        if isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR":
-            raise SessionNotFoundError(str(error.get("message")))
+        try:
+            if self._transport == "http":
+                request["params"]["session_id"] = self.session_id
+                reply = await self._post(request)
+            else:
+                frame = await self._request({"type": "mcp", "data": request})
+                reply = frame.get("data") or {}
+            error = reply.get("error")
+            if isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR":
+                raise SessionNotFoundError(str(error.get("message")))
+        except SessionNotFoundError as exc:  # the server dropped our session: the next call makes a new one
+            self._forget_session(exc.message)
+            raise
+        if method == "tools/call":
+            self._used = True
         return reply
 
     def list_tools(self, use_cache: bool = True) -> Any:

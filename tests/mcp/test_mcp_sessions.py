@@ -109,33 +109,71 @@ def test_a_step_mcp_env_is_answered_through_step():
         assert rpc(base, "tools/call", name="double", arguments={"x": 4})["result"]["result"] == {"data": 8}
 
 
-def test_our_client_gets_a_fresh_session_after_a_server_restart():
+def _tools_app():
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-    from openenv.core.errors import ConnectionLostError
-    from openenv.core.mcp_client import MCPToolClient
     from tests.peers010.mcp_tools_env import ToolsEnvironment
+
+    return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, web=False, max_concurrent_envs=2)
+
+
+def test_after_a_server_restart_tools_wait_for_a_reset_on_the_fresh_session():
+    from openenv.core.errors import ConnectionLostError, EpisodeLostError
+    from openenv.core.mcp_client import MCPToolClient
     from tests.server_utils import free_port
 
     port = free_port()
-
-    def app():
-        return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, web=False, max_concurrent_envs=2)
-
-    with running_server(app(), port=port) as base:
+    with running_server(_tools_app(), port=port) as base:
         env = MCPToolClient(base_url=base).sync()
         env.connect()
         env.call_tool("echo_message", message="one")
         assert env.call_tool("call_count") == 1
         first = env.async_client.session_id
     try:
-        with running_server(app(), port=port):
+        with running_server(_tools_app(), port=port):
             try:  # the call that finds the old socket dead may fail (it is never resent) ...
                 env.call_tool("echo_message", message="again")
             except ConnectionLostError:
                 pass
-            assert env.call_tool("echo_message", message="again") == "again"  # ... the next reconnects
-            assert env.call_tool("call_count") == 1
-            assert env.async_client.session_id != first
+            with pytest.raises(EpisodeLostError, match="call reset"):  # ... the next reconnects, and says
+                env.call_tool("echo_message", message="again")  # the old session's state is gone
+            assert env.async_client.session_id not in (None, first)
+            with pytest.raises(EpisodeLostError):  # until a reset, every tool call says so
+                env.call_tool("call_count")
+            env.reset()
+            assert env.call_tool("echo_message", message="fresh") == "fresh"
+            assert env.call_tool("call_count") == 1  # a fresh environment, now known to be one
     finally:
         env.close()
+
+
+def test_a_dropped_socket_rejoins_the_same_session_and_keeps_its_state():
+    from openenv.core.env_server.mcp_types import CallToolAction
+    from openenv.core.errors import ConnectionLostError
+    from openenv.core.mcp_client import MCPToolClient
+
+    with running_server(_tools_app()) as base:
+        env = MCPToolClient(base_url=base).sync()
+        try:
+            env.connect()
+            env.reset()
+            env.call_tool("echo_message", message="one")
+            first = env.async_client.session_id
+            env.async_client._ws.transport.abort()  # the network drops the socket; the server lives
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # the server notices the drop and detaches the socket
+                sessions = httpx.get(f"{base}/sessions").json()
+                if not any(s.get("attached") for s in sessions.get("sessions", [])):
+                    break
+                time.sleep(0.05)
+            try:
+                env.call_tool("echo_message", message="two")
+            except ConnectionLostError:
+                env.call_tool("echo_message", message="two")
+            assert env.async_client.session_id == first
+            assert env.call_tool("call_count") == 2  # the same environment: nothing was lost
+            stepped = env.step(CallToolAction(tool_name="echo_message", arguments={"message": "three"}))
+            assert stepped.observation.result["data"] == "three"  # and its episode goes on over step too
+            assert env.call_tool("call_count") == 3
+        finally:
+            env.close()

@@ -55,6 +55,7 @@ class Session:
             "step_count": self.step_count,
             "done": self.done,
             "busy": self.busy,
+            "attached": self.attached,
         }
 
 

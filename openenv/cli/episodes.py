@@ -1,7 +1,8 @@
 """``openenv episodes``: list, show, export, import, re-run, fork and delete recorded episodes.
 
-The store is ``--db`` (a SQLite path or a ``postgresql://`` URL), else ``$OPENENV_EPISODES_DB``,
-else ``~/.openenv/episodes.db``. Episode ids may be shortened to any unique prefix.
+The store is ``--db`` (a SQLite path or a ``postgresql://`` URL), else the default store the studio
+and ``openenv rollout`` use too (``$OPENENV_EPISODES_DB``, else the studio's database:
+``openenv.recording.default_store``). Episode ids may be shortened to any unique prefix.
 """
 
 from __future__ import annotations

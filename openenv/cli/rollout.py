@@ -2,7 +2,7 @@
 
 The store is ``--db`` (a SQLite path or a ``postgresql://`` URL, as for ``openenv episodes``), else
 ``$OPENENV_EPISODES_DB``, else the studio's database (``<studio data dir>/episodes.db``, so the
-episodes show up in the studio as they are played). The API key is read from the environment
+episodes show up in the studio as they are played, and in ``openenv episodes``). The API key is read from the environment
 variable named by ``--api-key-env`` and never stored.
 """
 
@@ -22,22 +22,11 @@ __all__ = ["rollout"]
 
 
 def default_db() -> str:
-    """``$OPENENV_EPISODES_DB``, else the studio's database (its settings, ``OPENENV_STUDIO_*``)."""
-    from openenv.recording.store import DEFAULT_STORE_ENV, default_store_target
+    """The default episode store: the studio's, so a rollout shows up there and in ``openenv episodes``
+    (``openenv.recording.default_store``)."""
+    from openenv.recording.default_store import default_store_target
 
-    if os.environ.get(DEFAULT_STORE_ENV):
-        return os.environ[DEFAULT_STORE_ENV]
-    from webui.studio.errors import SettingsError
-    from webui.studio.settings import load_settings
-
-    try:
-        settings = load_settings()
-    except SettingsError:
-        return default_store_target()
-    if settings.database:
-        return settings.database
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return settings.database_target
+    return default_store_target()
 
 
 class _Progress:

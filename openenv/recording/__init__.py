@@ -1,7 +1,7 @@
 """Episode recording: store, replay, re-run, diff, export and import (no web UI needed).
 
     from openenv.recording import EpisodeStore, record
-    store = EpisodeStore("episodes.db")
+    store = EpisodeStore("episodes.db")    # or EpisodeStore(default_store_target()): the studio's
     async with record(EchoEnv(base_url=url), store=store, label="ppo-run-3") as env:
         result = await env.reset(seed=1)
         result = await env.step(EchoAction(message="hi"))   # durable when this returns
@@ -11,6 +11,7 @@ pyarrow (Parquet) and psycopg (PostgreSQL) are optional extras, imported only wh
 
 from __future__ import annotations
 
+from .default_store import default_store_target
 from .diff import Change, Diff, diff
 from .episode_format import FORMAT, FORMAT_VERSION
 from .errors import (
@@ -63,6 +64,7 @@ __all__ = [
     "StoreCorruptError",
     "StoreFullError",
     "SyncRecordingEnvClient",
+    "default_store_target",
     "diff",
     "export_jsonl",
     "export_parquet",

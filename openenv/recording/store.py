@@ -27,6 +27,7 @@ from sqlalchemy import delete, event, insert, text, update
 from sqlalchemy.engine import Connection
 
 from . import queries, step_rows
+from .default_store import DEFAULT_STORE_ENV, default_store_target
 from .engine import (
     BUSY_TIMEOUT_MS,
     enable_wal,
@@ -44,23 +45,12 @@ from .schema import ensure_schema
 
 __all__ = ["DEFAULT_STORE_ENV", "EpisodeStore", "default_store_target", "new_id"]
 
-DEFAULT_STORE_ENV = "OPENENV_EPISODES_DB"
 
 T = TypeVar("T")
 _EP = Episode.__table__
 _STEP = Step.__table__
 _CHUNK = StepChunk.__table__
 _AGENT = StepAgent.__table__
-
-
-def default_store_target() -> str:
-    """``$OPENENV_EPISODES_DB`` (a path or URL), else ``~/.openenv/episodes.db`` (folder created)."""
-    target = os.environ.get(DEFAULT_STORE_ENV)
-    if target:
-        return target
-    folder = Path.home() / ".openenv"
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / "episodes.db")
 
 
 def new_id() -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server.auth import is_loopback
+from openenv.recording.default_store import STUDIO_DATA_DIR_ENV, default_store_target, studio_data_dir
 from webui.studio.errors import SettingsError
 
 __all__ = ["ENV_PREFIX", "SETTINGS", "Setting", "StudioSettings", "default_data_dir", "load_settings"]
@@ -24,8 +25,7 @@ ENV_PREFIX = "OPENENV_STUDIO_"
 
 def default_data_dir() -> Path:
     """``$XDG_DATA_HOME/openenv-studio`` or ``~/.local/share/openenv-studio``."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "openenv-studio"
+    return studio_data_dir({k: v for k, v in os.environ.items() if k != STUDIO_DATA_DIR_ENV})  # the setting reads it
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", None, "Where the episode database, runtime records and logs live "
             "(default $XDG_DATA_HOME/openenv-studio or ~/.local/share/openenv-studio).", Path),
     Setting("token", None, "Access token; required when binding a non-loopback address.", _optional),
-    Setting("database", None, "Episode store: a SQLite path or postgresql:// URL (default <data_dir>/episodes.db).",
+    Setting("database", None, "Episode store: a SQLite path or postgresql:// URL (default $OPENENV_EPISODES_DB, else <data_dir>/episodes.db).",
             _optional),
     Setting("project", "studio", "Project name scoping the runtimes the studio starts, lists and re-adopts.", str),
     Setting("docker", True, "Use Docker/Swarm when the engine is reachable (false hides them).", _bool),
@@ -92,7 +92,9 @@ class StudioSettings:
 
     @property
     def database_target(self) -> str:
-        return self.database or str(self.data_dir / "episodes.db")
+        """``database``, else ``$OPENENV_EPISODES_DB``, else ``<data_dir>/episodes.db``: the store
+        ``openenv episodes`` and ``openenv rollout`` use too (``openenv.recording.default_store``)."""
+        return self.database or default_store_target(data_dir=self.data_dir, create=False)
 
     @property
     def runtimes_dir(self) -> Path:

@@ -143,7 +143,7 @@ class McpPanel:
         view: dict[str, Any] = {"html": None, "actions": [], "problem": None}
         if session is not None:
             obs = flat_observation(ws.latest.payload if ws.latest else None)
-            view = self.server.dispatcher.web_view(session, {"observation": obs})
+            view = await self.server.dispatcher.web_view(session, {"observation": obs})
         actions = [(a["label"], a["action"]) for a in view["actions"]]
         self._actions[sid] = actions
         return HTMLResponse(

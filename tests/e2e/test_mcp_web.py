@@ -85,7 +85,8 @@ def test_render_web_is_sandboxed_and_web_actions_are_buttons(page: Any, toolbox_
     assert "drawn" in inner.locator("ol").inner_text()
     assert page.title() != "owned"
     page.locator("#web-view button", has_text="Finish").click()
-    page.wait_for_selector("#observation .badge:text('done')")
+    page.wait_for_selector("#observation .badge.step:text('step 2')")  # (not :text('done'): a substring match)
+    page.wait_for_selector("#observation .badge:text-is('done')")
     assert "finish" in page.inner_text("#history")
     shot(page)
 

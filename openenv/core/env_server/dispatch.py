@@ -186,12 +186,13 @@ class Dispatcher:
         data = to_jsonable(value)
         return data if isinstance(data, dict) else {"value": data}
 
-    def web_view(self, session: Session, data: Any) -> dict[str, Any]:
+    async def web_view(self, session: Session, data: Any) -> dict[str, Any]:
         """The environment's own view of ``data["observation"]``: ``{"html", "actions", "problem"}``.
 
         ``html`` is ``render_web(observation)`` (``None``: no view), ``actions`` the
-        ``web_actions(observation)`` pairs as ``{"label", "action"}``; a hook that raises or returns
-        the wrong shape is reported in ``problem`` (type and message), never as a failed call.
+        ``web_actions(observation)`` pairs as ``{"label", "action"}``. The hooks run like a step
+        (the session's lock, a worker thread, the deadline), so a slow one never stalls the server;
+        one that raises, overruns or returns the wrong shape is reported in ``problem``.
         """
         if data is None:
             data = {}
@@ -202,10 +203,15 @@ class Dispatcher:
                 errors=[{"type": "dict_type", "loc": ["data", "observation"], "msg": "Input should be an object"}],
             )
         env = session.env
-        view: dict[str, Any] = {"html": None, "actions": [], "problem": None}
-        try:
+
+        def draw() -> tuple[Any, Any]:
             html = env.render_web(dict(observation or {})) if callable(getattr(env, "render_web", None)) else None
             pairs = env.web_actions(dict(observation or {})) if callable(getattr(env, "web_actions", None)) else []
+            return html, pairs
+
+        view: dict[str, Any] = {"html": None, "actions": [], "problem": None}
+        try:
+            html, pairs = await self._run(session, None, draw, None)
             if html is not None and not isinstance(html, str):
                 raise TypeError(f"render_web returned {type(html).__name__}, not str or None")
             actions = []
@@ -214,8 +220,10 @@ class Dispatcher:
                 if not isinstance(action, dict):
                     raise TypeError(f"web_actions gave {type(action).__name__} for {label!r}, not an action dict")
                 actions.append({"label": str(label), "action": to_jsonable(action)})
-        except Exception as exc:  # the author's hook failed: say so, the session lives
-            log.exception("render_web/web_actions failed")
+        except OpenEnvError as exc:  # the hook raised (EnvExecutionError), overran or the env is busy
+            view["problem"] = exc.message
+            return view
+        except (TypeError, ValueError) as exc:
             view["problem"] = safe_error_text(exc)
             return view
         view.update(html=html, actions=actions)

@@ -133,7 +133,7 @@ class _Connection:
             elif kind == "state":
                 reply = {"type": "state", "data": await self.server.dispatcher.state(session)}
             elif kind == "web_view":
-                reply = {"type": "web_view", "data": self.server.dispatcher.web_view(session, frame.get("data"))}
+                reply = {"type": "web_view", "data": await self.server.dispatcher.web_view(session, frame.get("data"))}
             elif kind == "mcp":
                 reply = {"type": "mcp", "data": await self._mcp(frame.get("data"), session)}
             else:

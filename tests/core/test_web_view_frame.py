@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 
 import pytest
 from websockets.sync.client import connect
@@ -93,3 +95,27 @@ def test_async_client(counted_url):
             return await client.web_view()
 
     assert asyncio.run(main())["html"] == "<p>0 steps, said </p>"
+
+
+class SlowView(EchoEnvironment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def render_web(self, observation):
+        time.sleep(float(observation.get("sleep", 0)))
+        return "<p>drawn</p>"
+
+
+def test_a_slow_hook_stalls_nobody_and_is_held_to_the_deadline():
+    app = create_app(SlowView, EchoAction, EchoObservation, web=False, step_timeout_s=1.0, max_concurrent_envs=4)
+    with running_server(app) as url, GenericEnvClient(base_url=url) as slow, GenericEnvClient(base_url=url) as other:
+        slow.reset()
+        other.reset()
+        box: dict = {}
+        worker = threading.Thread(target=lambda: box.update(view=slow.web_view({"sleep": 3})))
+        worker.start()
+        try:
+            assert other.step({"message": "meanwhile"}).observation["echoed_message"] == "meanwhile"
+            assert worker.is_alive()  # answered while the slow hook still ran
+        finally:
+            worker.join(30)
+        assert box["view"]["html"] is None and "did not answer within 1 s" in box["view"]["problem"]

@@ -141,10 +141,29 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             self._drop("the server dropped the MCP session")
 
     async def _session_alive(self, session_id: str) -> bool:
-        """Whether the server still has ``session_id`` (asked over ``POST /mcp``)."""
+        """Whether the server still has ``session_id``: from its ``GET /sessions`` (ours, no side
+        effect), else by a ``tools/list`` on the session (a 0.10 server)."""
+        listed = await self._listed_sessions()
+        if listed is not None:
+            return session_id in listed
         reply = await self._post({"jsonrpc": "2.0", "method": "tools/list", "params": {"session_id": session_id}, "id": 0})
         error = reply.get("error")
         return not (isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR")
+
+    async def _listed_sessions(self) -> set[str] | None:
+        import httpx
+
+        try:
+            response = await self._http_client().get(self._http_url + "/sessions")
+        except httpx.HTTPError as exc:
+            raise ConnectionLostError(f"Could not reach {self._http_url}/sessions: {exc}") from exc
+        try:
+            sessions = loads(response.content).get("sessions") if response.status_code == 200 else None
+        except (ProtocolError, AttributeError):
+            return None
+        if not isinstance(sessions, list):
+            return None
+        return {s.get("session_id") for s in sessions if isinstance(s, dict)}
 
     async def _reset_async(self, **kwargs: Any) -> StepResult[Observation]:
         result = await super()._reset_async(**kwargs)
@@ -174,13 +193,18 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
     # -- JSON-RPC --------------------------------------------------------------------------
 
+    def _http_client(self) -> Any:
+        if self._http is None:
+            import httpx
+
+            self._http = httpx.AsyncClient(headers=self.headers, timeout=self._message_timeout)
+        return self._http
+
     async def _post(self, request: dict[str, Any]) -> dict[str, Any]:
         import httpx
 
-        if self._http is None:
-            self._http = httpx.AsyncClient(headers=self.headers, timeout=self._message_timeout)
         try:
-            response = await self._http.post(
+            response = await self._http_client().post(
                 self._http_url + "/mcp", content=dumps(request), headers={"content-type": "application/json"}
             )
         except httpx.HTTPError as exc:

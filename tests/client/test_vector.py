@@ -66,7 +66,7 @@ def test_auto_reset_starts_a_new_episode_where_one_ended():
         batch = envs.step([{"seconds": 0}] * 3)  # the env ends its episode on step 3
         assert batch.dones == [True] * 3
         assert all(r.metadata == {"difficulty": 5, "seed": None} for r in batch.reset_results)
-        assert batch.observations == [{"slept": 0.0}] * 3
+        assert batch.observations == [{"slept": 0.0, "metadata": {"difficulty": 5, "seed": None}}] * 3
         assert {s["step_count"] for s in envs.state()} == {0}
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from openenv.core.env_server import create_app
 from tests.core.envs import SleepAction, SleepObservation, SleepState, SleepyEnvironment
@@ -26,7 +28,9 @@ def test_stateless_reset_and_step_match_published_shapes(echo_url):
     reset = httpx.post(echo_url + "/reset", json={"seed": 1}).json()
     assert set(reset) == {"observation", "reward", "done"}
     step = httpx.post(echo_url + "/step", json={"action": {"message": "hey"}}).json()
-    assert step["observation"] == {"echoed_message": "hey", "message_length": 3}
+    # a non-empty metadata is inside the observation (where 0.10's typed clients read it) and beside it
+    assert step["observation"] == {"echoed_message": "hey", "message_length": 3, "metadata": {"step": 1}}
+    assert step["metadata"] == {"step": 1}
     assert httpx.post(echo_url + "/reset").status_code == 200  # empty body
 
 
@@ -151,3 +155,27 @@ def test_reset_params_schema_resolves_postponed_annotations_and_metadata_uses_ow
     assert props["mode"]["default"] == "easy"
     meta = future_env.ModeEnvironment().get_metadata()
     assert meta.description == ""
+
+
+@pytest.mark.parametrize(("shape", "nested"), [(None, True), ("nested", True), ("top", False)])
+def test_metadata_shape_follows_openenv_observation_metadata(monkeypatch, shape, nested):
+    """0.10's shape by default (metadata inside observation too); ``top`` keeps 0.3's (beside only)."""
+    from openenv.envs.echo import EchoAction, EchoEnvironment, EchoObservation
+
+    if shape is None:
+        monkeypatch.delenv("OPENENV_OBSERVATION_METADATA", raising=False)
+    else:
+        monkeypatch.setenv("OPENENV_OBSERVATION_METADATA", shape)
+    app = create_app(EchoEnvironment, EchoAction, EchoObservation, web=False)
+    with running_server(app) as url:
+        reset = httpx.post(url + "/reset", json={}).json()
+        assert "metadata" not in reset["observation"]  # an empty one is never sent
+        step = httpx.post(url + "/step", json={"action": {"message": "m"}}).json()
+        assert step["metadata"] == {"step": 1}
+        assert ("metadata" in step["observation"]) is nested
+        with connect(url.replace("http://", "ws://") + "/ws", compression=None) as sock:
+            sock.send(json.dumps({"type": "reset", "data": {}}))
+            sock.recv(timeout=10)
+            sock.send(json.dumps({"type": "step", "data": {"message": "m"}}))
+            frame = json.loads(sock.recv(timeout=10))
+        assert ("metadata" in frame["data"]["observation"]) is nested

@@ -32,7 +32,7 @@ def test_reset_step_state_close_shapes(echo_url):
         assert set(reply["data"]) >= {"observation", "reward", "done"}
         assert "reward" not in reply["data"]["observation"]
         reply = call(sock, {"type": "step", "data": {"message": "hello"}})
-        assert reply["data"]["observation"] == {"echoed_message": "hello", "message_length": 5}
+        assert reply["data"]["observation"] == {"echoed_message": "hello", "message_length": 5, "metadata": {"step": 1}}
         assert reply["data"]["reward"] == pytest.approx(0.5)
         state = call(sock, {"type": "state"})
         assert state["type"] == "state"

@@ -21,7 +21,7 @@ def test_published_client_drives_our_echo_server(peer_python, echo_url):
     report = json.loads(proc.stdout)
     assert report["reset"]["echoed_message"] == "Echo environment ready!"
     assert report["step"] == {
-        "observation": {"echoed_message": "interop", "message_length": 7},
+        "observation": {"echoed_message": "interop", "message_length": 7, "metadata": {"step": 1}},
         "reward": pytest.approx(0.7),
         "done": False,
     }

@@ -116,10 +116,12 @@ def _traits(cls: type) -> _Traits:
 class Dispatcher:
     """Runs environment calls with deadlines, error translation and episode bookkeeping."""
 
-    def __init__(self, *, codec: ActionCodec, executor: ThreadPoolExecutor, default_timeout_s: float | None) -> None:
+    def __init__(self, *, codec: ActionCodec, executor: ThreadPoolExecutor, default_timeout_s: float | None,
+                 nest_metadata: bool = True) -> None:
         self.codec = codec
         self.executor = executor
         self.default_timeout_s = default_timeout_s
+        self.nest_metadata = nest_metadata  # see observation_to_wire
 
     # -- public operations ----------------------------------------------------------------
 
@@ -136,7 +138,7 @@ class Dispatcher:
             obs = await self._run(session, None, lambda: env.reset(**call_kwargs), timeout_s)
         session.episode_id, session.step_count = episode_id, 0
         session.reset_done = True
-        payload = observation_to_wire(obs)
+        payload = observation_to_wire(obs, nest_metadata=self.nest_metadata)
         session.done = payload["done"]
         self._sync_default_state(session)
         return payload
@@ -166,7 +168,7 @@ class Dispatcher:
         else:
             obs = await self._run(session, None, lambda: env.step(action, **extra), deadline)
         session.step_count += 1
-        payload = observation_to_wire(obs)
+        payload = observation_to_wire(obs, nest_metadata=self.nest_metadata)
         session.done = payload["done"]
         self._sync_default_state(session)
         return payload

@@ -33,7 +33,13 @@ from openenv.core.env_server.introspection import (
     resolve_env,
     state_class,
 )
-from openenv.core.env_server.serialization import ActionCodec, json_schema, observation_to_wire, to_jsonable
+from openenv.core.env_server.serialization import (
+    ActionCodec,
+    json_schema,
+    nests_metadata,
+    observation_to_wire,
+    to_jsonable,
+)
 from openenv.core.env_server.sessions import Session, SessionManager
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, ServerMode, State
 
@@ -116,7 +122,8 @@ class HTTPEnvServer(PublishedServerAPI):
             shared_instance=self.instance is not None,
         )
         self.dispatcher = Dispatcher(
-            codec=ActionCodec(self.action_cls), executor=self.executor, default_timeout_s=step_timeout_s
+            codec=ActionCodec(self.action_cls), executor=self.executor, default_timeout_s=step_timeout_s,
+            nest_metadata=nests_metadata(),
         )
         self._instance_session: Session | None = None
         self.web_mounted = False
@@ -222,7 +229,7 @@ class HTTPEnvServer(PublishedServerAPI):
 
     def _serialize_observation(self, observation: Any) -> dict[str, Any]:
         """An observation as the published wire payload ``{"observation", "reward", "done"}``."""
-        return observation_to_wire(observation)
+        return observation_to_wire(observation, nest_metadata=self.dispatcher.nest_metadata)
 
     # -- wiring ---------------------------------------------------------------------------
 

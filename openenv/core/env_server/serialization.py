@@ -6,6 +6,7 @@ Accepts pydantic models and plain ``@dataclass`` classes alike (and dicts for ge
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "dumps",
     "json_schema",
     "loads",
+    "nests_metadata",
     "observation_to_wire",
     "safe_error_text",
     "serialize_observation",
@@ -40,10 +42,22 @@ def json_schema(cls: type | None) -> dict[str, Any]:
     return _adapter(cls).json_schema()
 
 
-def observation_to_wire(obs: Any) -> dict[str, Any]:
+METADATA_SHAPE_ENV = "OPENENV_OBSERVATION_METADATA"
+
+
+def nests_metadata() -> bool:
+    """Whether a non-empty ``metadata`` also goes inside ``observation`` (the default, as 0.10 sends
+    it); ``OPENENV_OBSERVATION_METADATA=top`` keeps it only beside (0.3's shape)."""
+    return os.environ.get(METADATA_SHAPE_ENV, "nested").strip().lower() != "top"
+
+
+def observation_to_wire(obs: Any, *, nest_metadata: bool = True) -> dict[str, Any]:
     """``{"observation": {...}, "reward", "done"[, "metadata"]}`` as the published server sends it.
 
-    ``metadata`` is an additive field, present only when non-empty.
+    A non-empty ``metadata`` is sent beside ``observation`` and, with ``nest_metadata``, inside it
+    too, where 0.10's typed clients read it (``obs_data.get("metadata", {})``). An empty one is
+    left out of both: 0.3 clients that build their observation class from ``observation`` see the
+    fields they declared.
     """
     if isinstance(obs, BaseModel):
         fields = obs.model_dump(mode="json")
@@ -58,6 +72,8 @@ def observation_to_wire(obs: Any) -> dict[str, Any]:
     metadata = fields.pop("metadata", None)
     payload: dict[str, Any] = {"observation": fields, "reward": reward, "done": done}
     if metadata:
+        if nest_metadata:
+            fields["metadata"] = metadata
         payload["metadata"] = metadata
     return payload
 
@@ -228,7 +244,7 @@ def _tokens(value: Any) -> Any:
 def serialize_observation(observation: Any) -> dict[str, Any]:
     """The 0.10 payload: ``metadata`` stays inside ``observation`` and is copied to the top when non-empty.
 
-    (Our own server sends :func:`observation_to_wire`'s 0.3 shape; this is for authors' own routes.)
+    (Our own server sends :func:`observation_to_wire`'s, which leaves an empty ``metadata`` out.)
     """
     if isinstance(observation, BaseModel):
         fields = observation.model_dump(exclude={"reward", "done"})

@@ -1,8 +1,9 @@
 """Drive a served 0.10-style env with plain HTTP and WebSocket calls; print one JSON line per call.
 
-``drive.py <base_url> <scenario>``. Payloads are normalised to what both wire shapes agree on:
-``metadata`` is read from the top of ``data`` (0.10 also nests it in ``observation``), a missing
-or null ``metadata`` is ``{}`` and numeric rewards are floats.
+``drive.py <base_url> <scenario>``. Payloads are normalised to what both servers agree on: a
+non-empty ``metadata`` is inside ``observation`` and beside it on both, an empty one only on 0.10
+(``{}``, dropped here), a missing or null top-level ``metadata`` is ``{}`` and numeric rewards
+are floats.
 """
 
 import contextlib
@@ -22,7 +23,8 @@ def norm(payload):
     if not isinstance(payload, dict) or not isinstance(payload.get("observation"), dict):
         return payload
     obs = dict(payload["observation"])
-    obs.pop("metadata", None)
+    if not obs.get("metadata"):
+        obs.pop("metadata", None)
     reward = payload.get("reward")
     return {
         "observation": obs,

@@ -6,6 +6,7 @@ imported on first use, so a training script that only drives environments stays 
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from openenv.core.client_types import StepResult
@@ -66,16 +67,29 @@ __all__ = [
 
 _SERVER_NAMES = frozenset(("Action", "Environment", "EnvironmentMetadata", "HTTPEnvServer", "Observation", "State", "create_app"))
 _MCP_NAMES = frozenset(("MCPClientBase", "MCPToolClient"))
+_LLM_NAMES = frozenset(("AnthropicClient", "LLMClient", "LLMResponse", "OpenAIClient", "ToolCall", "create_llm_client"))
 
 
 def __getattr__(name: str) -> Any:
-    """Server names and the MCP clients load on first use: a client script imports no server code."""
-    if name in _SERVER_NAMES:
-        from openenv.core import env_server as module
-    elif name in _MCP_NAMES:
-        from openenv.core import mcp_client as module
-    else:
+    """Server names, the MCP clients and the LLM clients load on first use: a client script imports
+    no server code. As in 0.10, every name of ``openenv.core.env_server`` resolves here too
+    (``from openenv.core import ServerMode, MCPEnvironment``)."""
+    if name in _MCP_NAMES:
+        module = importlib.import_module("openenv.core.mcp_client")
+    elif name in _LLM_NAMES:
+        module = importlib.import_module("openenv.core.llm_client")
+    elif name.startswith("_"):
         raise AttributeError(f"module 'openenv.core' has no attribute {name!r}")
-    value = getattr(module, name)
+    else:
+        module = importlib.import_module("openenv.core.env_server")  # cheap: its names load lazily too
+    try:
+        value = getattr(module, name)
+    except AttributeError:
+        raise AttributeError(f"module 'openenv.core' has no attribute {name!r}") from None
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    server = importlib.import_module("openenv.core.env_server")
+    return sorted(set(globals()) | set(__all__) | _LLM_NAMES | set(dir(server)))

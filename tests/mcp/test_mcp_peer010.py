@@ -38,6 +38,8 @@ def test_same_tools_results_and_steps_over_raw_jsonrpc_and_ws(servers):
     assert mine["attached"] == published["attached"]
     assert mine["closed"] == published["closed"]
     assert mine["errors"] == published["errors"]
+    assert mine["ws_mcp"] == published["ws_mcp"]
+    assert [r.get("error") for r in mine["ws_mcp"][-2:]] == [-32700, -32601]
 
 
 def test_published_mcp_tool_client_against_ours_matches_against_theirs(servers):

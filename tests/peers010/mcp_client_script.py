@@ -1,7 +1,7 @@
 """One MCP client script, run under either interpreter (ours or the published 0.10's).
 
 ``python mcp_client_script.py <base_url> <raw|client>`` prints one JSON document:
-``raw`` drives POST /mcp and /ws with plain JSON (httpx + websockets); ``client`` uses the
+``raw`` drives POST /mcp, /ws and the WebSocket /mcp with plain JSON (httpx + websockets); ``client`` uses the
 interpreter's own ``openenv.core.mcp_client.MCPToolClient``.
 """
 
@@ -60,6 +60,25 @@ async def ws_steps(url, session_id=None):
     return out
 
 
+async def ws_mcp(url):
+    """The WebSocket /mcp: JSON-RPC frames on the connection's own environment."""
+    out = []
+    async with websockets.connect(url.replace("http", "ws", 1) + "/mcp") as ws:
+        frames = [json.dumps({"jsonrpc": "2.0", "method": "tools/list", "id": 1})]
+        frames += [json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": n, "arguments": a}, "id": i})
+                   for i, (n, a) in enumerate(CALLS, start=2)]
+        frames += ["{", json.dumps({"jsonrpc": "2.0", "method": "nope", "id": 99})]
+        for frame in frames:
+            await ws.send(frame)
+            reply = json.loads(await ws.recv())
+            if "result" in reply and "tools" in reply["result"]:
+                reply["result"] = sorted(t["name"] for t in reply["result"]["tools"])
+            if "error" in reply:
+                reply = {"id": reply.get("id"), "error": reply["error"]["code"]}
+            out.append(reply)
+    return out
+
+
 def raw(url):
     listed = rpc(url, "tools/list")["result"]["tools"]
     calls = [rpc(url, "tools/call", {"name": n, "arguments": a})["result"] for n, a in CALLS]
@@ -81,7 +100,7 @@ def raw(url):
         "bad_args": "error" in rpc(url, "tools/call", {"name": "add", "arguments": {"a": "x"}}),
     }
     return {"tools": tools_summary(listed), "calls": calls, "in_session": in_session, "steps": steps,
-            "attached": attached, "closed": closed, "errors": errors}
+            "attached": attached, "closed": closed, "errors": errors, "ws_mcp": asyncio.run(ws_mcp(url))}
 
 
 async def client(url):

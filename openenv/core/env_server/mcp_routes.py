@@ -1,4 +1,5 @@
-"""``POST /mcp``: MCP over JSON-RPC 2.0 (RFC 003), and the same handler for WebSocket ``mcp`` frames.
+"""``POST /mcp``: MCP over JSON-RPC 2.0 (RFC 003), and the same handler for WebSocket ``mcp`` frames
+and the WebSocket ``/mcp`` (one environment per connection: ``mcp_ws``).
 
 Methods: ``tools/list``, ``tools/call`` (``{"name", "arguments"}``), ``openenv/session/create``
 (returns a ``session_id``) and ``openenv/session/close``. A ``session_id`` param routes a call to
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette._utils import get_route_path
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from openenv.core._deadline import with_deadline
 from openenv.core.env_server.serialization import safe_error_text
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.sessions import Session
 
-__all__ = ["McpRpc", "build_mcp_router", "install", "is_mcp_env", "takes_mcp_actions"]
+__all__ = ["McpFastPath", "McpRpc", "build_mcp_router", "error_response", "install", "is_mcp_env", "takes_mcp_actions"]
 
 log = logging.getLogger("openenv.server")
 
@@ -77,8 +79,10 @@ def is_mcp_env(env: Any) -> bool:
     return callable(getattr(env, "mcp_call", None)) and callable(getattr(env, "mcp_tools", None))
 
 
-def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
+def error_response(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error answer."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": int(code), "message": message, "data": data}}
+
 
 
 def _id_of(request: Any) -> Any:
@@ -111,7 +115,7 @@ class McpRpc:
         try:
             request = loads(body) if body.strip() else None
         except ProtocolError:
-            return _error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON")
+            return error_response(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON")
         return await self.handle(request)
 
     async def handle(self, request: Any, *, session: Session | None = None) -> dict[str, Any]:
@@ -121,12 +125,12 @@ class McpRpc:
             method, params = self._validate(request)
             result = await self._dispatch(method, params, session)
         except RpcError as err:
-            return _error(err.code, err.message, request_id, err.data)
+            return error_response(err.code, err.message, request_id, err.data)
         except OpenEnvError as err:
-            return _error(JsonRpcErrorCode.SERVER_ERROR, err.message, request_id, err.to_wire())
+            return error_response(JsonRpcErrorCode.SERVER_ERROR, err.message, request_id, err.to_wire())
         except Exception as exc:  # never a 5xx, never a traceback
             log.exception("MCP request failed")
-            return _error(JsonRpcErrorCode.INTERNAL_ERROR, safe_error_text(exc), request_id)
+            return error_response(JsonRpcErrorCode.INTERNAL_ERROR, safe_error_text(exc), request_id)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     # -- validation and dispatch -----------------------------------------------------------
@@ -313,12 +317,12 @@ class McpFastPath:
         try:
             body = await with_deadline(_read_body(receive, self.max_bytes), _BODY_WAIT_S)
         except TimeoutError:
-            reply = _error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time")
+            reply = error_response(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time")
         except ConnectionResetError:
             return
         else:
             if body is None:
-                reply = _error(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {self.max_bytes} bytes")
+                reply = error_response(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {self.max_bytes} bytes")
             else:
                 reply = await self.rpc.handle_body(body)
         payload = dumps(reply)
@@ -341,13 +345,19 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
         try:
             body = await with_deadline(request.body(), _BODY_WAIT_S)
         except TimeoutError:
-            return _JSON(_error(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time"))
+            return _JSON(error_response(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time"))
         if len(body) > server.max_message_bytes:
-            return _JSON(_error(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {server.max_message_bytes} bytes"))
+            return _JSON(error_response(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {server.max_message_bytes} bytes"))
         return _JSON(await rpc.handle_body(body))
 
-    # A plain Starlette route: FastAPI's dependency solving would cost more than the call itself.
+    async def mcp_websocket(ws: WebSocket) -> None:
+        from openenv.core.env_server.mcp_ws import serve_mcp_websocket
+
+        await serve_mcp_websocket(ws, server)
+
+    # Plain Starlette routes: FastAPI's dependency solving would cost more than the call itself.
     router.routes.append(Route("/mcp", mcp_endpoint, methods=["POST"], name="mcp"))
+    router.routes.append(WebSocketRoute("/mcp", mcp_websocket, name="mcp_ws"))
     return router
 
 

@@ -28,6 +28,8 @@ SCENARIOS = [
     ("server_subclass.py", "subclass", None),
     ("concurrency_app.py", "concurrency", None),
     ("concurrency_app.py", "production", {"OPENENV_MODE": "production"}),
+    ("task_env.py", "tasks", None),
+    ("task_env.py", "tasks_plain", {"TASK_ENV_VARIANT": "plain"}),
 ]
 
 
@@ -55,6 +57,14 @@ def test_same_episode_on_ours_and_published(module: str, scenario: str, extra_en
         assert calls["third"] == {"type": "error", "code": "CAPACITY_REACHED", "max": 2}
     if scenario == "production":
         assert calls["reset"] == calls["step"] == calls["state"] == 404 and calls["health"] == 200
+    if scenario == "tasks":  # the Task API answered on both, errors included
+        assert calls["list_environments"] == {"status": 200, "body": ["quiz"]}
+        assert len(calls["tasks train"]["body"]["tasks"]) == 5 and calls["num_tasks"]["body"] == {"num_tasks": 3}
+        assert calls["task 99"] == calls["range past end"] == {"status": 400, "detail": "Invalid task index"}
+        assert calls["tasks huge"]["status"] == 501 and calls["tasks nope"] == {"status": 500}
+        assert calls["tasks unknown env"]["status"] == 404 and calls["task word"]["status"] == 422
+    if scenario == "tasks_plain":
+        assert calls["splits"] == {"status": 501, "detail": "list_splits is not supported for this environment"}
 
 
 BAD = {

@@ -231,6 +231,20 @@ class Dispatcher:
         view.update(html=html, actions=actions)
         return view
 
+    async def call(self, session: Session, method: Callable[..., Any], *args: Any,
+                   timeout_s: float | None = None) -> Any:
+        """Run another env method like a step: the session's lock, the deadline, errors translated.
+
+        A sync method runs in a worker thread (an awaitable it returns is then awaited); an async
+        one is awaited on the loop.
+        """
+        if inspect.iscoroutinefunction(method):
+            return await self._run(session, lambda: method(*args), None, timeout_s)
+        result = await self._run(session, None, lambda: method(*args), timeout_s)
+        if inspect.isawaitable(result):
+            result = await self._run(session, lambda: result, None, timeout_s)
+        return result
+
     # -- internals ------------------------------------------------------------------------
 
     def _deadline(self, timeout_s: float | None) -> float | None:

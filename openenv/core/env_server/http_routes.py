@@ -34,6 +34,9 @@ _STATUS = {
     "CAPACITY_REACHED": 503,
     "TIMEOUT": 504,
     "BODY_TIMEOUT": 408,
+    "UNKNOWN_ENV": 404,  # the Task API's /{env_name}/... names another environment
+    "INVALID_TASK_INDEX": 400,
+    "NOT_IMPLEMENTED": 501,  # the environment lacks that Task API method
 }
 
 

@@ -218,10 +218,11 @@ class HTTPEnvServer(PublishedServerAPI):
             yield self._instance_session
             return
         env = await self.sessions.build_env()
+        session = Session(id="ephemeral", kind="http", env=env)
         try:
-            yield Session(id="ephemeral", kind="http", env=env)
-        finally:
-            await self.sessions.dispose(env)
+            yield session
+        finally:  # a call that overran its deadline may still run: close the env once it returns
+            await self.sessions.dispose(env, pending=session.pending)
 
     def _deserialize_action(self, data: dict[str, Any]) -> Any:
         """Validate a wire dict into the action type (raises ActionValidationError)."""
@@ -234,7 +235,7 @@ class HTTPEnvServer(PublishedServerAPI):
     # -- wiring ---------------------------------------------------------------------------
 
     def register_routes(self, app: FastAPI, mode: ServerMode | str | None = None) -> None:
-        """Add the HTTP, WebSocket and MCP endpoints to ``app`` (any FastAPI app, as in 0.10).
+        """Add the HTTP, WebSocket, Task API and MCP endpoints to ``app`` (any FastAPI app, as in 0.10).
 
         ``mode`` (default ``OPENENV_MODE``, else ``simulation``): ``production`` leaves out
         ``/reset``, ``/step`` and ``/state``. The server's lifespan (idle reaper, closing
@@ -242,11 +243,13 @@ class HTTPEnvServer(PublishedServerAPI):
         """
         from openenv.core.env_server import mcp_hook
         from openenv.core.env_server.http_routes import build_http_router
+        from openenv.core.env_server.task_routes import build_task_router
         from openenv.core.env_server.ws_route import build_ws_router
 
         self.mode = resolve_mode(mode)
         app.include_router(build_http_router(self, simulation=self.mode is ServerMode.SIMULATION))
         app.include_router(build_ws_router(self))
+        app.include_router(build_task_router(self))  # every mode, as 0.10
         mcp_hook.install(app, self, self.mode)
         if getattr(app.state, "env_server", None) is None:
             app.state.env_server = self

@@ -75,7 +75,11 @@ class ModelTokenizer(Protocol):
 
 
 class TaskProvider(Protocol):
-    """Optional task discovery an environment may declare structurally (published 0.10 name)."""
+    """Optional task discovery an environment may declare structurally (published 0.10 name).
+
+    Any of these (sync or async) is served by the Task API (``task_routes``), on a short-lived
+    environment: they must be side-effect free. Select a task by passing split/index to ``reset``.
+    """
 
     def list_splits(self) -> list[Any]: ...
 
@@ -84,6 +88,8 @@ class TaskProvider(Protocol):
     def num_tasks(self, split: str) -> int: ...
 
     def get_task(self, split: str, index: int) -> Any: ...
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[Any]: ...
 
 
 class Transform(ABC, Generic[ObsT]):

@@ -19,8 +19,12 @@ __all__ = [
     "CodeExecResult",
     "ConcurrencyConfig",
     "EnvironmentMetadata",
+    "GetTaskRangeRequest",
+    "GetTaskRequest",
     "HealthResponse",
     "HealthStatus",
+    "ListTasksRequest",
+    "NumTasksRequest",
     "Observation",
     "ResetRequest",
     "ResetResponse",
@@ -213,6 +217,33 @@ class StepRequest(BaseModel):
     action: dict[str, Any]
     timeout_s: float | None = Field(default=None, gt=0)
     request_id: str | None = Field(default=None, max_length=255)
+
+
+class ListTasksRequest(BaseMessage):
+    """``POST /{env_name}/tasks`` body (the 0.10 Task API)."""
+
+    split: str = Field(description="Task split name")
+
+
+class NumTasksRequest(BaseMessage):
+    """``POST /{env_name}/num_tasks`` body."""
+
+    split: str = Field(description="Task split name")
+
+
+class GetTaskRequest(BaseMessage):
+    """``POST /{env_name}/task`` body."""
+
+    split: str = Field(description="Task split name")
+    index: int = Field(description="Task index within the split")
+
+
+class GetTaskRangeRequest(BaseMessage):
+    """``POST /{env_name}/task_range`` body: ``start`` inclusive, ``stop`` exclusive (``None``: open)."""
+
+    split: str = Field(description="Task split name")
+    start: int | None = Field(default=None, description="Inclusive start index")
+    stop: int | None = Field(default=None, description="Exclusive stop index")
 
 
 class ResetResponse(BaseModel):

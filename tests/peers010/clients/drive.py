@@ -162,4 +162,63 @@ def production():
     s.close()
 
 
-{"rubric": rubric, "generic": generic, "subclass": subclass, "concurrency": concurrency, "production": production}[SCENARIO]()
+def task_call(method, path, **kw):
+    """Status and body of one Task API call; an error body is reduced to its ``detail``.
+
+    By design ours adds ``code``/``message`` beside ``detail`` (our coded errors), so only
+    ``detail`` is compared; a validation error's items keep type/loc/msg/input (FastAPI's ``url``
+    and ``ctx`` are 0.10-only). A 500 is compared by status alone: 0.10 answers plain-text
+    "Internal Server Error", ours a coded EXECUTION_ERROR JSON without traceback.
+    """
+    resp = httpx.request(method, BASE + path, timeout=30, **kw)
+    if resp.status_code < 400:
+        return {"status": resp.status_code, "body": resp.json()}
+    if resp.status_code >= 500 and resp.status_code != 501:
+        return {"status": resp.status_code}
+    detail = resp.json().get("detail")
+    if isinstance(detail, list):
+        detail = [{k: item.get(k) for k in ("type", "loc", "msg", "input")} for item in detail]
+    return {"status": resp.status_code, "detail": detail}
+
+
+def tasks():
+    out("list_environments", task_call("GET", "/list_environments"))
+    out("splits", task_call("GET", "/quiz/splits"))
+    out("splits any case", task_call("GET", "/QuIz/splits"))
+    out("splits unknown env", task_call("GET", "/other/splits"))
+    for split in ("train", "test", "huge", "nope"):
+        out(f"tasks {split}", task_call("POST", "/quiz/tasks", json={"split": split}))
+    out("tasks no split", task_call("POST", "/quiz/tasks", json={}))
+    out("tasks int split", task_call("POST", "/quiz/tasks", json={"split": 3}))
+    out("tasks extra field", task_call("POST", "/quiz/tasks", json={"split": "train", "limit": 1}))
+    out("tasks unknown env", task_call("POST", "/other/tasks", json={"split": "train"}))
+    out("tasks by GET", task_call("GET", "/quiz/tasks"))
+    out("num_tasks", task_call("POST", "/quiz/num_tasks", json={"split": "test"}))
+    out("num_tasks null split", task_call("POST", "/quiz/num_tasks", json={"split": None}))
+    for label, index in [("2", 2), ("-1", -1), ("str 3", "3"), ("99", 99), ("word", "two"), ("1.5", 1.5)]:
+        out(f"task {label}", task_call("POST", "/quiz/task", json={"split": "train", "index": index}))
+    out("task no index", task_call("POST", "/quiz/task", json={"split": "test"}))
+    out("task test 1", task_call("POST", "/Quiz/task", json={"split": "test", "index": 1}))
+    out("range 1-3", task_call("POST", "/quiz/task_range", json={"split": "train", "start": 1, "stop": 3}))
+    out("range open", task_call("POST", "/quiz/task_range", json={"split": "test"}))
+    out("range past end", task_call("POST", "/quiz/task_range", json={"split": "train", "start": 2, "stop": 99}))
+    out("range bad start", task_call("POST", "/quiz/task_range", json={"split": "train", "start": "a"}))
+    out("range unknown split", task_call("POST", "/quiz/task_range", json={"split": "nope"}))
+    out("health after", http("GET", "/health")["status"])
+
+
+def tasks_plain():
+    name = "PlainEnvironment"
+    out("list_environments", task_call("GET", "/list_environments"))
+    out("splits", task_call("GET", f"/{name}/splits"))
+    out("splits lower case", task_call("GET", f"/{name.lower()}/splits"))
+    out("tasks", task_call("POST", f"/{name}/tasks", json={"split": "train"}))
+    out("num_tasks", task_call("POST", f"/{name}/num_tasks", json={"split": "train"}))
+    out("task", task_call("POST", f"/{name}/task", json={"split": "train", "index": 0}))
+    out("task_range", task_call("POST", f"/{name}/task_range", json={"split": "train"}))
+    out("task bad index", task_call("POST", f"/{name}/task", json={"split": "train", "index": "x"}))
+    out("unknown env", task_call("GET", "/quiz/splits"))
+
+
+{"rubric": rubric, "generic": generic, "subclass": subclass, "concurrency": concurrency, "production": production,
+ "tasks": tasks, "tasks_plain": tasks_plain}[SCENARIO]()

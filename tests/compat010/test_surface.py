@@ -237,3 +237,30 @@ def test_published_server_attributes() -> None:
     assert server.concurrency_config == ConcurrencyConfig(max_concurrent_envs=2, session_timeout=9)
     instance = Counter()
     assert HTTPEnvServer(instance)._env_factory() is instance
+
+
+def test_every_name_the_published_core_exports_resolves_here() -> None:
+    """``from openenv.core import X`` for every X of 0.10's ``openenv.core.__all__`` (it re-exports
+    all of ``openenv.core.env_server``: a catalogue env did ``from openenv.core import ServerMode``),
+    asked of the published package itself; and a training script still imports no server code."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.peer010 import peer010_python
+
+    probe = "import json, openenv.core as c, openenv.core.env_server as s; print(json.dumps([c.__all__, s.__all__]))"
+    done = subprocess.run([peer010_python(), "-P", "-c", probe], cwd="/", capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    core_names, server_names = json.loads(done.stdout)
+    import openenv.core
+    import openenv.core.env_server
+
+    assert len(core_names) > 60
+    assert [n for n in core_names if getattr(openenv.core, n, None) is None] == []
+    assert [n for n in server_names if getattr(openenv.core.env_server, n, None) is None] == []
+    light = subprocess.run([sys.executable, "-c", "import sys; from openenv.core import GenericEnvClient, StepResult;"
+                            "print(sorted(m for m in sys.modules if m.startswith(('fastapi', 'openenv.core.env_server'))))"],
+                           capture_output=True, text=True, timeout=60)
+    assert light.stdout.strip() == "[]", light.stdout

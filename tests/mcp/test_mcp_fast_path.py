@@ -9,17 +9,10 @@ import socket
 import httpx
 import pytest
 
+from tests.mcp.apps import tools_app as _app
 from tests.server_utils import running_server
 
 LIST = {"jsonrpc": "2.0", "method": "tools/list", "id": 1}
-
-
-def _app(**options):
-    from openenv.core.env_server.http_server import create_app
-    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-    from tests.peers010.mcp_tools_env import ToolsEnvironment
-
-    return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, env_name="tools_env", web=False, **options)
 
 
 def test_the_fast_path_answers_and_the_authors_middleware_still_runs():

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from tests.mcp.apps import tools_app
 from tests.server_utils import running_server
 
 
@@ -110,11 +111,7 @@ def test_a_step_mcp_env_is_answered_through_step():
 
 
 def _tools_app():
-    from openenv.core.env_server.http_server import create_app
-    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-    from tests.peers010.mcp_tools_env import ToolsEnvironment
-
-    return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, web=False, max_concurrent_envs=2)
+    return tools_app(max_concurrent_envs=2)
 
 
 def test_after_a_server_restart_tools_wait_for_a_reset_on_the_fresh_session():

@@ -10,15 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from tests.mcp.apps import tools_app as _app
 from tests.server_utils import running_server
-
-
-def _app(**options):
-    from openenv.core.env_server.http_server import create_app
-    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-    from tests.peers010.mcp_tools_env import ToolsEnvironment
-
-    return create_app(ToolsEnvironment, CallToolAction, CallToolObservation, env_name="tools_env", web=False, **options)
 
 
 @pytest.fixture(scope="module")

@@ -124,53 +124,53 @@ def build_task_router(server: Any) -> APIRouter:
                 raise OpenEnvError(f"{name} is not supported for this environment", code="NOT_IMPLEMENTED")
             return await server.dispatcher.call(session, _guard(name, method), *args)
 
+    async def answer(env_name: str, request: Request | None, model: type[BaseModel] | None,
+                     run: Callable[[Any], Awaitable[Any]]) -> Response:
+        """Validate the body, check the name, run; any failure is its coded error."""
+        try:
+            req = await body(request, model) if model is not None and request is not None else None
+            check_name(env_name)
+            return _JSON(await run(req))
+        except OpenEnvError as err:
+            return error_response(err)
+
     @router.get("/list_environments", summary="Names of the served environments")
     async def list_environments() -> Response:
         return _JSON([task_env_name(server)])
 
     @router.get("/{env_name}/splits", summary="Task splits")
     async def splits(env_name: str) -> Response:
-        try:
-            check_name(env_name)
-            return _JSON([_split(entry) for entry in await call("list_splits") or []])
-        except OpenEnvError as err:
-            return error_response(err)
+        async def run(_: Any) -> Any:
+            return [_split(entry) for entry in await call("list_splits") or []]
+
+        return await answer(env_name, None, None, run)
 
     @router.post("/{env_name}/tasks", openapi_extra=_doc(ListTasksRequest), summary="All tasks of a split")
     async def tasks(env_name: str, request: Request) -> Response:
-        try:
-            req = await body(request, ListTasksRequest)
-            check_name(env_name)
-            found = await call("list_tasks", req.split)
-            return _JSON({"tasks": _jsonable(found), "env_name": task_env_name(server)})
-        except OpenEnvError as err:
-            return error_response(err)
+        async def run(req: Any) -> Any:
+            return {"tasks": _jsonable(await call("list_tasks", req.split)), "env_name": task_env_name(server)}
+
+        return await answer(env_name, request, ListTasksRequest, run)
 
     @router.post("/{env_name}/num_tasks", openapi_extra=_doc(NumTasksRequest), summary="Number of tasks in a split")
     async def num_tasks(env_name: str, request: Request) -> Response:
-        try:
-            req = await body(request, NumTasksRequest)
-            check_name(env_name)
-            return _JSON({"num_tasks": _jsonable(await call("num_tasks", req.split))})
-        except OpenEnvError as err:
-            return error_response(err)
+        async def run(req: Any) -> Any:
+            return {"num_tasks": _jsonable(await call("num_tasks", req.split))}
+
+        return await answer(env_name, request, NumTasksRequest, run)
 
     @router.post("/{env_name}/task", openapi_extra=_doc(GetTaskRequest), summary="One task by index")
     async def task(env_name: str, request: Request) -> Response:
-        try:
-            req = await body(request, GetTaskRequest)
-            check_name(env_name)
-            return _JSON({"task": _jsonable(await call("get_task", req.split, req.index))})
-        except OpenEnvError as err:
-            return error_response(err)
+        async def run(req: Any) -> Any:
+            return {"task": _jsonable(await call("get_task", req.split, req.index))}
+
+        return await answer(env_name, request, GetTaskRequest, run)
 
     @router.post("/{env_name}/task_range", openapi_extra=_doc(GetTaskRangeRequest), summary="Tasks [start, stop) of a split")
     async def task_range(env_name: str, request: Request) -> Response:
-        try:
-            req = await body(request, GetTaskRangeRequest)
-            check_name(env_name)
-            return _JSON({"tasks": _jsonable(await call("get_task_range", req.split, req.start, req.stop))})
-        except OpenEnvError as err:
-            return error_response(err)
+        async def run(req: Any) -> Any:
+            return {"tasks": _jsonable(await call("get_task_range", req.split, req.start, req.stop))}
+
+        return await answer(env_name, request, GetTaskRangeRequest, run)
 
     return router

@@ -43,7 +43,7 @@ from openenv.core.errors import (
 from openenv.core.sync_client import SyncEnvClient
 from openenv.core.wire import dumps, loads, to_jsonable
 
-__all__ = ["MCPClientBase", "MCPToolClient", "SyncMCPToolClient"]
+__all__ = ["GenericMCPObservation", "MCPClientBase", "MCPToolClient", "SyncMCPToolClient"]
 
 
 def _http_base(base_url: str) -> str:
@@ -292,14 +292,16 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
                 **common,
             )
         else:
-            observation = _GenericObservation(**common, **{k: v for k, v in obs.items() if k not in common})
+            observation = GenericMCPObservation(**common, **{k: v for k, v in obs.items() if k not in common})
         return StepResult(observation=observation, reward=payload.get("reward"), done=common["done"], metadata=metadata)
 
     def _parse_state(self, payload: dict[str, Any]) -> State:
         return State(**payload) if isinstance(payload, dict) else State()
 
 
-class _GenericObservation(Observation):
+class GenericMCPObservation(Observation):
+    """An observation of a non-MCP action on an MCP env: its fields as sent (published name)."""
+
     model_config = {"extra": "allow"}
 
 

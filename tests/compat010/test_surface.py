@@ -264,3 +264,19 @@ def test_every_name_the_published_core_exports_resolves_here() -> None:
                             "print(sorted(m for m in sys.modules if m.startswith(('fastapi', 'openenv.core.env_server'))))"],
                            capture_output=True, text=True, timeout=60)
     assert light.stdout.strip() == "[]", light.stdout
+
+
+def test_schema_publishes_a_models_own_json_schema_override() -> None:
+    """A 0.10 env whose action overrides ``model_json_schema`` (thinkingbox_env: a union of
+    action types) gets that schema on ``/schema``, as on 0.10; and the published MCP client's
+    generic observation name resolves."""
+    from openenv.core.mcp_client import GenericMCPObservation
+
+    class Union(Action):
+        @classmethod
+        def model_json_schema(cls, *args, **kwargs):
+            return {"oneOf": [{"title": "Custom"}]}
+
+    with running_server(create_app(Counter, Union, Seen, env_name="u")) as url:
+        assert httpx.get(url + "/schema").json()["action"] == {"oneOf": [{"title": "Custom"}]}
+    assert GenericMCPObservation(extra_field=1).extra_field == 1

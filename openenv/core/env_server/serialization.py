@@ -36,9 +36,13 @@ _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:/[\w.\-@+]+){2,}/?")
 
 
 def json_schema(cls: type | None) -> dict[str, Any]:
-    """JSON schema of a pydantic model or dataclass (``{}`` for ``None``/dict)."""
+    """JSON schema of a pydantic model or dataclass (``{}`` for ``None``/dict). A model's own
+    ``model_json_schema`` is used, so a class that overrides it (a discriminated union of action
+    types, as 0.10 envs do) publishes what it says."""
     if cls is None or cls is dict:
         return {"type": "object"}
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        return cls.model_json_schema()
     return _adapter(cls).json_schema()
 
 

@@ -29,8 +29,8 @@ from openenv.recording import (
     import_parquet,
     rerun_sync,
 )
+from openenv.recording.default_store import DEFAULT_STORE_ENV, default_store_target
 from openenv.recording.episode_format import episode_to_dict
-from openenv.recording.store import DEFAULT_STORE_ENV, default_store_target
 
 __all__ = ["episodes"]
 

@@ -147,8 +147,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         if listed is not None:
             return session_id in listed
         reply = await self._post({"jsonrpc": "2.0", "method": "tools/list", "params": {"session_id": session_id}, "id": 0})
-        error = reply.get("error")
-        return not (isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR")
+        return _session_error(reply) is None
 
     async def _listed_sessions(self) -> set[str] | None:
         import httpx
@@ -238,8 +237,8 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             else:
                 frame = await self._request({"type": "mcp", "data": request})
                 reply = frame.get("data") or {}
-            error = reply.get("error")
-            if isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR":
+            error = _session_error(reply)
+            if error is not None:
                 raise SessionNotFoundError(str(error.get("message")))
         except SessionNotFoundError as exc:  # the server dropped our session: the next call makes a new one
             self._forget_session(exc.message)
@@ -303,6 +302,12 @@ class GenericMCPObservation(Observation):
     """An observation of a non-MCP action on an MCP env: its fields as sent (published name)."""
 
     model_config = {"extra": "allow"}
+
+
+def _session_error(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON-RPC error of ``reply`` when it says the session is unknown (``SESSION_ERROR``)."""
+    error = reply.get("error")
+    return error if isinstance(error, dict) and (error.get("data") or {}).get("code") == "SESSION_ERROR" else None
 
 
 def _rpc_details(error: dict[str, Any]) -> dict[str, Any]:

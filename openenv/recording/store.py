@@ -27,7 +27,6 @@ from sqlalchemy import delete, event, insert, text, update
 from sqlalchemy.engine import Connection
 
 from . import queries, step_rows
-from .default_store import DEFAULT_STORE_ENV, default_store_target
 from .engine import (
     BUSY_TIMEOUT_MS,
     enable_wal,
@@ -43,8 +42,7 @@ from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
 
-__all__ = ["DEFAULT_STORE_ENV", "EpisodeStore", "default_store_target", "new_id"]
-
+__all__ = ["EpisodeStore", "new_id"]
 
 T = TypeVar("T")
 _EP = Episode.__table__

@@ -65,3 +65,21 @@ def test_a_token_is_still_required(given):
         assert httpx.post(f"{url}/mcp", json=LIST, headers=headers).status_code == 401
         ok = httpx.post(f"{url}/mcp", json=LIST, headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200 and "result" in ok.json()
+
+
+def test_the_route_alone_answers_the_same():
+    """An app that takes the MCP router without the fast path (``build_mcp_router``) is answered by
+    the same ``McpPost``: the same results and errors, GET refused."""
+    from fastapi import FastAPI
+
+    from openenv.core.env_server.mcp_routes import build_mcp_router
+
+    bare = FastAPI()
+    bare.get("/health")(lambda: {"status": "healthy"})  # what running_server waits for
+    bare.include_router(build_mcp_router(_app(max_message_bytes=4096).state.env_server))
+    with running_server(bare) as url, httpx.Client(base_url=url, trust_env=False) as http:
+        assert "echo_message" in {t["name"] for t in http.post("/mcp", json=LIST).json()["result"]["tools"]}
+        assert http.post("/mcp", content=b"{").json()["error"]["code"] == -32700
+        big = http.post("/mcp", content=b'{"x": "' + b"a" * 5000 + b'"}')
+        assert big.json()["error"]["code"] == -32600
+        assert http.get("/mcp").status_code == 405

@@ -18,8 +18,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi import APIRouter
 from starlette._utils import get_route_path
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.sessions import Session
 
-__all__ = ["McpFastPath", "McpRpc", "build_mcp_router", "error_response", "install", "is_mcp_env", "takes_mcp_actions"]
+__all__ = ["McpFastPath", "McpPost", "McpRpc", "build_mcp_router", "error_response", "install", "is_mcp_env", "takes_mcp_actions"]
 
 log = logging.getLogger("openenv.server")
 
@@ -272,13 +271,6 @@ def _as_mcp_tool(tool: Any) -> Any:
     return tool
 
 
-class _JSON(Response):
-    media_type = "application/json"
-
-    def render(self, content: Any) -> bytes:
-        return dumps(content)
-
-
 _BODY_WAIT_S = 30.0
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -299,21 +291,14 @@ async def _read_body(receive: Any, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-class McpFastPath:
-    """ASGI middleware answering ``POST /mcp`` before the app's router and exception layers.
+class McpPost:
+    """ASGI app answering one ``POST /mcp``: always HTTP 200 with a JSON-RPC body (the route's
+    endpoint, and what :class:`McpFastPath` calls)."""
 
-    The answer is always HTTP 200 with a JSON-RPC body, so those layers have nothing to do for
-    it; skipping them (and the route matching) is most of the HTTP cost of a tool call. Every
-    other request, and any middleware the author adds later (outside this one), is untouched.
-    """
-
-    def __init__(self, app: Any, rpc: McpRpc, max_bytes: int) -> None:
-        self.app, self.rpc, self.max_bytes = app, rpc, max_bytes
+    def __init__(self, rpc: McpRpc, max_bytes: int) -> None:
+        self.rpc, self.max_bytes = rpc, max_bytes
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or get_route_path(scope) != "/mcp":
-            await self.app(scope, receive, send)
-            return
         try:
             body = await with_deadline(_read_body(receive, self.max_bytes), _BODY_WAIT_S)
         except TimeoutError:
@@ -331,24 +316,32 @@ class McpFastPath:
         await send({"type": "http.response.body", "body": payload})
 
 
-def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
-    """The ``POST /mcp`` route (also answers WebSocket ``mcp`` frames through ``server.mcp``).
+class McpFastPath:
+    """ASGI middleware answering ``POST /mcp`` before the app's router and exception layers.
 
-    ``install`` also puts :class:`McpFastPath` in front of the app, which answers the same
-    requests sooner; the route stays for apps built without ``install`` and for the OpenAPI page.
+    The answer is always HTTP 200 with a JSON-RPC body, so those layers have nothing to do for
+    it; skipping them (and the route matching) is most of the HTTP cost of a tool call. Every
+    other request, and any middleware the author adds later (outside this one), is untouched.
     """
+
+    def __init__(self, app: Any, post: McpPost) -> None:
+        self.app, self.post = app, post
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and get_route_path(scope) == "/mcp":
+            await self.post(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
+    """The ``POST /mcp`` and WebSocket ``/mcp`` routes (also answers WebSocket ``mcp`` frames on
+    ``/ws`` through ``server.mcp``). ``install`` also puts :class:`McpFastPath` in front of the
+    app, which answers ``POST /mcp`` with the same :class:`McpPost` before the router."""
     rpc = McpRpc(server)
     server.mcp = rpc  # type: ignore[attr-defined]
+    server.mcp_post = McpPost(rpc, server.max_message_bytes)  # type: ignore[attr-defined]
     router = APIRouter()
-
-    async def mcp_endpoint(request: Request) -> Response:
-        try:
-            body = await with_deadline(request.body(), _BODY_WAIT_S)
-        except TimeoutError:
-            return _JSON(error_response(JsonRpcErrorCode.PARSE_ERROR, "Parse error: the body was not received in time"))
-        if len(body) > server.max_message_bytes:
-            return _JSON(error_response(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid Request: body over {server.max_message_bytes} bytes"))
-        return _JSON(await rpc.handle_body(body))
 
     async def mcp_websocket(ws: WebSocket) -> None:
         from openenv.core.env_server.mcp_ws import serve_mcp_websocket
@@ -356,7 +349,7 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
         await serve_mcp_websocket(ws, server)
 
     # Plain Starlette routes: FastAPI's dependency solving would cost more than the call itself.
-    router.routes.append(Route("/mcp", mcp_endpoint, methods=["POST"], name="mcp"))
+    router.routes.append(Route("/mcp", server.mcp_post, methods=["POST"], name="mcp"))
     router.routes.append(WebSocketRoute("/mcp", mcp_websocket, name="mcp_ws"))
     return router
 
@@ -365,6 +358,6 @@ def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
     """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
     app.include_router(build_mcp_router(server))
     try:
-        app.add_middleware(McpFastPath, rpc=server.mcp, max_bytes=server.max_message_bytes)
+        app.add_middleware(McpFastPath, post=server.mcp_post)
     except RuntimeError:  # the app already started (routes added late): the route answers alone
         log.debug("MCP fast path not installed: the app has started")

@@ -13,21 +13,27 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["DEFAULT_STORE_ENV", "STUDIO_DATABASE_ENV", "STUDIO_DATA_DIR_ENV", "default_store_target", "studio_data_dir"]
+__all__ = ["DEFAULT_STORE_ENV", "STUDIO_DATABASE_ENV", "STUDIO_DATA_DIR_ENV", "default_store_target", "studio_data_dir",
+           "xdg_studio_dir"]
 
 DEFAULT_STORE_ENV = "OPENENV_EPISODES_DB"
 STUDIO_DATABASE_ENV = "OPENENV_STUDIO_DATABASE"
 STUDIO_DATA_DIR_ENV = "OPENENV_STUDIO_DATA_DIR"
 
 
+def xdg_studio_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/openenv-studio``, else ``~/.local/share/openenv-studio``."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")) / "openenv-studio"
+
+
 def studio_data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The studio's data directory (``$OPENENV_STUDIO_DATA_DIR``, else the XDG data home's
-    ``openenv-studio``); not created here."""
+    """The studio's data directory (``$OPENENV_STUDIO_DATA_DIR``, else :func:`xdg_studio_dir`);
+    not created here."""
     env = os.environ if environ is None else environ
     if env.get(STUDIO_DATA_DIR_ENV):
         return Path(env[STUDIO_DATA_DIR_ENV]).expanduser()
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "openenv-studio"
+    return xdg_studio_dir(env)
 
 
 def default_store_target(environ: Mapping[str, str] | None = None, *, data_dir: Path | None = None,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server.auth import is_loopback
-from openenv.recording.default_store import STUDIO_DATA_DIR_ENV, default_store_target, studio_data_dir
+from openenv.recording.default_store import default_store_target, xdg_studio_dir
 from webui.studio.errors import SettingsError
 
 __all__ = ["ENV_PREFIX", "SETTINGS", "Setting", "StudioSettings", "default_data_dir", "load_settings"]
@@ -25,7 +25,7 @@ ENV_PREFIX = "OPENENV_STUDIO_"
 
 def default_data_dir() -> Path:
     """``$XDG_DATA_HOME/openenv-studio`` or ``~/.local/share/openenv-studio``."""
-    return studio_data_dir({k: v for k, v in os.environ.items() if k != STUDIO_DATA_DIR_ENV})  # the setting reads it
+    return xdg_studio_dir()
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,14 @@ def running_studio(settings: StudioSettings, *, cleanup: bool = True) -> Iterato
             LocalProcessProvider.cleanup(project=settings.project, data_dir=settings.runtimes_dir)
 
 
+def recorded_tool_names(data_dir: Path, episode_id: str) -> list[str | None]:
+    """The ``tool_name`` of each recorded step (after the reset) of an episode in the studio's store."""
+    from openenv.recording import EpisodeStore
+
+    with EpisodeStore(data_dir / "episodes.db") as store:
+        return [s.action.get("tool_name") for s in store.load_steps(episode_id, start=1)]
+
+
 @dataclass
 class StudioClient:
     """Talks to a studio like its pages do: CSRF header on writes, HX-Request for fragments."""

@@ -9,7 +9,7 @@ import pytest
 
 from openenv.recording import EpisodeStore
 from tests._require import require
-from tests.studio.conftest import StudioClient
+from tests.studio.conftest import StudioClient, recorded_tool_names
 from tests.studio.html import fragment, page
 from tests.webui.formsim import submitted
 
@@ -103,11 +103,6 @@ def test_the_envs_view_and_its_buttons(sc: StudioClient, toolbox_rid: str, studi
         assert act.status_code == 200 and "drawn" in act.text
         assert sc.post(f"/play/s/{sid}/view/act/9", {}).status_code == 409
 
-        store = EpisodeStore(studio_data / "episodes.db")
-        try:
-            steps = store.load_steps(eid, start=1)
-            assert [s.action.get("tool_name") for s in steps] == ["add_note", "notes"]
-        finally:
-            store.close()
+        assert recorded_tool_names(studio_data, eid) == ["add_note", "notes"]
     finally:
         sc.post(f"/play/s/{sid}/close", {})

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests._require import require
+from tests.studio.conftest import recorded_tool_names
 from tests.studio.e2e.test_studio_browser import _launch
 
 pytestmark = pytest.mark.browser
@@ -58,13 +59,5 @@ def test_play_shows_the_envs_own_view_and_its_buttons_step(page: Any, studio_e2e
     page.wait_for_selector("#observation .badge.step:text('step 2')")
     assert "seen in the view" in page.inner_text("#observation")
     shot(page, "play-web-view", narrow=True)
-
-    from openenv.recording import EpisodeStore
-
     eid = page.locator("#play-episode a").first.get_attribute("href").rsplit("/", 1)[1]
-    store = EpisodeStore(data / "episodes.db")
-    try:
-        steps = store.load_steps(eid, start=1)
-        assert [s.action.get("tool_name") for s in steps] == ["add_note", "notes"]
-    finally:
-        store.close()
+    assert recorded_tool_names(data, eid) == ["add_note", "notes"]

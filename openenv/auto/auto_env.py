@@ -86,6 +86,7 @@ class AutoEnv:
         if base_url is not None:
             return chosen(base_url=base_url, **client_kwargs)
         assert found is not None
+        from openenv.core.containers.runtime.launch import with_provider_headers
         from openenv.core.containers.runtime.providers import make_provider
 
         image = docker_image or found.image
@@ -95,7 +96,7 @@ class AutoEnv:
         options = {"env_vars": dict(env_vars)} if env_vars else {}
         url = _start(runtime, what, wait_timeout, options)
         try:
-            return chosen(base_url=url, provider=runtime, **client_kwargs)
+            return chosen(base_url=url, provider=runtime, **with_provider_headers(runtime, url, client_kwargs))
         except BaseException:
             runtime.stop_quietly()
             raise

@@ -3,8 +3,11 @@
     openenv ray start echo -n 8 --address 127.0.0.1:6379 --cpus 0.5
     openenv ray list --address 127.0.0.1:6379
     openenv ray stop --all --address 127.0.0.1:6379
+    openenv ray token ray-0123456789ab --address 10.0.0.5:6379   # the bearer token it requires
 
-The actors are detached (this command's process ends; they keep running until stopped).
+The actors are detached (this command's process ends; they keep running until stopped). A node
+whose address is not loopback serves only with a bearer token: ``--token`` (or ``OPENENV_TOKEN``)
+for all of them, else one minted per env, printed only by ``openenv ray token`` (never in a URL).
 """
 
 from __future__ import annotations
@@ -40,25 +43,29 @@ def ray_group() -> None:
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Seconds until all must be healthy.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per env.")
+@click.option("--token", envvar="OPENENV_TOKEN", default=None,
+              help="Bearer token the servers require (OPENENV_TOKEN); default: one minted per env where needed.")
 @_ADDRESS
 @_PROJECT
 def start(target: str, count: int, cpus: float, memory: str | None, runtime: str, pack: bool, timeout_s: float,
-          as_json: bool, address: str | None, project: str | None) -> None:
+          as_json: bool, token: str | None, address: str | None, project: str | None) -> None:
     """Start COUNT servers of TARGET (env name, module:app, env directory or image) and print their URLs."""
     from openenv.core.containers.runtime import ProviderError, RayProvider
 
     try:
         envs = RayProvider(project=project, address=address).start_many(
             target, count, spread=not pack, timeout_s=timeout_s, cpus=cpus, memory=memory, runtime=runtime,
-            detached=True)
+            detached=True, **({"token": token} if token else {}))
     except ProviderError as exc:
         raise _fail(exc) from None
     for env in envs:
+        auth = bool(env.headers(env.base_url))
         if as_json:
             click.echo(json.dumps({"runtime_id": env.runtime_id, "base_url": env.base_url,
-                                   "node_id": env.node_id, "node_ip": env.node_ip}))
+                                   "node_id": env.node_id, "node_ip": env.node_ip, "token_required": auth}))
         else:
-            click.echo(f"{env.runtime_id}  {env.base_url}  node {env.node_id[:8]} ({env.node_ip})")
+            note = "  (token: openenv ray token " + env.runtime_id + ")" if auth and not token else ""
+            click.echo(f"{env.runtime_id}  {env.base_url}  node {env.node_id[:8]} ({env.node_ip}){note}")
 
 
 @ray_group.command("list")
@@ -75,6 +82,22 @@ def list_(address: str | None, project: str | None) -> None:
     for info in found:
         node = str(info.extra.get("node_id") or "")[:8]
         click.echo(f"{info.runtime_id}  {info.base_url}  node {node}  {info.status.value}  {info.env_name}")
+
+
+@ray_group.command("token")
+@click.argument("runtime_id")
+@_ADDRESS
+def token_(runtime_id: str, address: str | None) -> None:
+    """Print the bearer token RUNTIME_ID's server requires (nothing when it requires none)."""
+    from openenv.core.containers.runtime import ProviderError, RayProvider
+
+    try:
+        env = RayProvider.attach(runtime_id, address=address)
+    except ProviderError as exc:
+        raise _fail(exc) from None
+    header = env.headers(env.base_url).get("Authorization", "")
+    if header:
+        click.echo(header.removeprefix("Bearer "))
 
 
 @ray_group.command("stop")

@@ -75,6 +75,11 @@ class _Progress:
 
 @click.command()
 @click.option("--env", "env_target", required=True, help="Environment: bundled name, directory, module:app or URL.")
+@click.option("--provider", default="process", show_default=True, type=click.Choice(["process", "ray"]),
+              help="What starts a non-URL --env: a local process, or a Ray cluster (--ray-address).")
+@click.option("--ray-address", envvar="RAY_ADDRESS", default=None, help="The Ray cluster's head host:port (RAY_ADDRESS).")
+@click.option("--env-token", envvar="OPENENV_ENV_TOKEN", default=None,
+              help="Bearer token the environment requires (OPENENV_ENV_TOKEN); a Ray env's own is used by itself.")
 @click.option("--model-url", required=True, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1).")
 @click.option("--model", required=True, help="Model name sent with each request.")
 @click.option("--api-key-env", default=None, metavar="VAR", help="Environment variable holding the API key.")
@@ -96,7 +101,7 @@ class _Progress:
 @click.option("--db", default=None, help="Episode store: SQLite path or postgresql:// URL (default: the studio's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def rollout(env_target: str, model_url: str, model: str, api_key_env: str | None, episodes: int, concurrency: int,
+def rollout(env_target: str, provider: str, ray_address: str | None, env_token: str | None, model_url: str, model: str, api_key_env: str | None, episodes: int, concurrency: int,
             max_steps: int, seed: int, samples_per_seed: int, label: str | None, temperature: float | None,
             max_tokens: int | None, timeout_s: float, prompt_path: Path | None, tools: str,
             success_threshold: float | None, db: str | None, as_json: bool, quiet: bool) -> None:  # fmt: skip
@@ -123,8 +128,9 @@ def rollout(env_target: str, model_url: str, model: str, api_key_env: str | None
     progress = _Progress(episodes, enabled=not quiet)
     running = None
     try:
-        running = start_env(env_target)
-        run = Rollout(running.base_url, endpoint, store, settings, info={"env_target": env_target})
+        running = start_env(env_target, provider=provider, token=env_token, ray_address=ray_address)
+        run = Rollout(running.base_url, endpoint, store, settings, info={"env_target": env_target},
+                      env_headers=running.headers)
         run.on_update = lambda _r: progress.update(run.results)
         if not quiet:
             click.echo(f"openenv rollout: {episodes} episodes of {env_target} with {model} "

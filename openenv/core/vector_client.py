@@ -93,6 +93,13 @@ class VectorResult:
         return len(self.results)
 
 
+def _with_headers(client_kwargs: dict[str, Any] | None, extra: dict[str, str] | None) -> dict[str, Any]:
+    kwargs = dict(client_kwargs or {})
+    if extra:
+        kwargs["headers"] = {**extra, **(kwargs.get("headers") or {})}
+    return kwargs
+
+
 class VectorEnvClient:
     """N sessions, one event loop; see the module docstring.
 
@@ -104,6 +111,7 @@ class VectorEnvClient:
         reset_kwargs: kwargs for those automatic resets.
         store, label: record every session's episodes into ``store`` (``openenv.recording``).
         client_kwargs: options for each session's client (``headers``, ``message_timeout_s``...).
+        url_headers: extra headers per base URL (e.g. each Ray env's token; ``from_providers``).
     """
 
     def __init__(
@@ -117,6 +125,7 @@ class VectorEnvClient:
         store: Any = None,
         label: str | None = None,
         client_kwargs: dict[str, Any] | None = None,
+        url_headers: dict[str, dict[str, str]] | None = None,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
@@ -126,8 +135,9 @@ class VectorEnvClient:
             raise ValueError("num_envs must be at least 1")
         self.auto_reset = auto_reset
         self.reset_kwargs = dict(reset_kwargs or {})
-        self.clients: list[EnvClient] = [client_class(base_url=urls[i % len(urls)], **(client_kwargs or {}))
-                                         for i in range(count)]  # fmt: skip
+        self.clients: list[EnvClient] = [
+            client_class(base_url=urls[i % len(urls)], **_with_headers(client_kwargs, (url_headers or {}).get(urls[i % len(urls)])))
+            for i in range(count)]
         self._envs: list[Any] = list(self.clients)
         if store is not None:
             from openenv.recording import record
@@ -137,6 +147,15 @@ class VectorEnvClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+
+    @classmethod
+    def from_providers(cls, providers: Sequence[Any], num_envs: int | None = None, **options: Any) -> VectorEnvClient:
+        """Sessions on envs started by providers (e.g. ``RayProvider.start_many``), each sent the
+        headers its server requires (``provider.headers``); other options as for the constructor."""
+        urls = [p.base_url for p in providers]
+        if any(u is None for u in urls):
+            raise ValueError("every provider must have started its env (base_url is None)")
+        return cls(urls, num_envs, url_headers={u: p.headers(u) for u, p in zip(urls, providers, strict=True)}, **options)
 
     @property
     def num_envs(self) -> int:

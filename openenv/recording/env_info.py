@@ -43,10 +43,11 @@ def _remember(root: str, info: EnvInfo) -> EnvInfo:
     return info
 
 
-def _client_options(root: str) -> dict[str, Any]:
+def _client_options(root: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
     # plain http needs no certificate store (building one costs ~20 ms per client)
     return {
         "timeout": _TIMEOUT_S,
+        "headers": headers or None,
         "trust_env": False,
         **({} if root.startswith("https://") else {"verify": False}),
     }
@@ -84,26 +85,27 @@ def _json(response: httpx.Response) -> Any:
         return None
 
 
-def fetch_env_info(base_url: str) -> EnvInfo:
-    """Blocking read of ``/metadata`` and ``/schema`` (empty ``EnvInfo`` when unreachable)."""
+def fetch_env_info(base_url: str, headers: dict[str, str] | None = None) -> EnvInfo:
+    """Blocking read of ``/metadata`` and ``/schema`` (empty ``EnvInfo`` when unreachable); ``headers``
+    are the client's (a bearer token), sent with both reads."""
     root = http_base(base_url)
     if (hit := _cached(root)) is not None:
         return hit
     try:
-        with httpx.Client(**_client_options(root)) as http:
+        with httpx.Client(**_client_options(root, headers)) as http:
             info = _info(_json(http.get(f"{root}/metadata")), _json(http.get(f"{root}/schema")))
     except httpx.HTTPError:
         return EnvInfo()
     return _remember(root, info)
 
 
-async def fetch_env_info_async(base_url: str) -> EnvInfo:
+async def fetch_env_info_async(base_url: str, headers: dict[str, str] | None = None) -> EnvInfo:
     """``fetch_env_info`` for async callers."""
     root = http_base(base_url)
     if (hit := _cached(root)) is not None:
         return hit
     try:
-        async with httpx.AsyncClient(**_client_options(root)) as http:
+        async with httpx.AsyncClient(**_client_options(root, headers)) as http:
             info = _info(_json(await http.get(f"{root}/metadata")), _json(await http.get(f"{root}/schema")))
     except httpx.HTTPError:
         return EnvInfo()

@@ -66,6 +66,14 @@ def _metadata(result: StepResult) -> dict[str, Any] | None:
     return meta or None
 
 
+def _headers(client: Any) -> dict[str, str] | None:
+    """The headers a (sync or async) client sends to its server, for the env-info reads."""
+    headers = getattr(client, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(client, "_client", None), "headers", None)
+    return dict(headers) if isinstance(headers, dict) and headers else None
+
+
 def _provider_kind(runtime: Any) -> str | None:
     if runtime is None:
         return None
@@ -296,7 +304,7 @@ class RecordingEnvClient(_RecordingClient):
     async def reset(self, **kwargs: Any) -> StepResult:
         self._rec.store.check()
         if self._rec.needs_env_info:
-            self._rec.open_run(await fetch_env_info_async(self._client.base_url))
+            self._rec.open_run(await fetch_env_info_async(self._client.base_url, _headers(self._client)))
         t0 = time.perf_counter()
         result = await self._client.reset(**kwargs)
         latency = (time.perf_counter() - t0) * 1000
@@ -367,7 +375,7 @@ class SyncRecordingEnvClient(_RecordingClient):
     def reset(self, **kwargs: Any) -> StepResult:
         self._rec.store.check()
         if self._rec.needs_env_info:
-            self._rec.open_run(fetch_env_info(self._client.base_url))
+            self._rec.open_run(fetch_env_info(self._client.base_url, _headers(self._client)))
         t0 = time.perf_counter()
         result = self._client.reset(**kwargs)
         latency = (time.perf_counter() - t0) * 1000

@@ -59,10 +59,10 @@ class RolloutSettings:
         return None if self.seed is None else self.seed + index // max(1, self.samples_per_seed)
 
 
-async def discover_tools(base_url: str) -> list[dict[str, Any]] | None:
+async def discover_tools(base_url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]] | None:
     """An MCP env's tools, asked over a session of its own (``{"type": "list_tools"}``), so no
     recorded episode holds the discovery; ``None`` when the env has no tools."""
-    async with GenericEnvClient(base_url=base_url) as env:
+    async with GenericEnvClient(base_url=base_url, headers=headers) as env:
         await env.reset()
         try:
             result = await env.step({"type": "list_tools"})
@@ -137,8 +137,10 @@ class Rollout:
         *,
         on_update: Callable[[EpisodeResult], None] | None = None,
         info: dict[str, Any] | None = None,
+        env_headers: dict[str, str] | None = None,
     ) -> None:
         self.env_url = env_url.rstrip("/")
+        self.env_headers = dict(env_headers or {})  # e.g. a Ray env's bearer token; never recorded
         self.endpoint = endpoint
         self.store = store
         self.settings = settings
@@ -170,10 +172,10 @@ class Rollout:
 
     async def prepare(self) -> Policy:
         """Read the env's metadata, schemas and tools; build the policy."""
-        spec = await fetch_env_spec(self.env_url)
+        spec = await fetch_env_spec(self.env_url, headers=self.env_headers)
         mode = self.settings.tools
         if mode == "on" or (mode == "auto" and mentions_tools(spec.action_schema)):
-            tools = await discover_tools(self.env_url)
+            tools = await discover_tools(self.env_url, self.env_headers)
             if tools:
                 spec = EnvSpec(spec.name, spec.description, spec.version, spec.action_schema,
                                spec.observation_schema, tools)  # fmt: skip
@@ -235,7 +237,7 @@ class Rollout:
             self.on_update(r)
 
     def _recording_client(self) -> Any:
-        return record(GenericEnvClient(base_url=self.env_url), store=self.store, source="model", label=self.label,
+        return record(GenericEnvClient(base_url=self.env_url, headers=self.env_headers), store=self.store, source="model", label=self.label,
                       env_name=self.spec.name if self.spec else None, info=self.info())  # fmt: skip
 
     async def _worker(self, queue: asyncio.Queue[EpisodeResult], chat: ChatClient) -> None:

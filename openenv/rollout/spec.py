@@ -24,10 +24,10 @@ class EnvSpec:
     tools: list[dict[str, Any]] | None = None  # [{"name", "description", "input_schema"}]
 
 
-async def fetch_env_spec(base_url: str, *, timeout_s: float = 10.0) -> EnvSpec:
+async def fetch_env_spec(base_url: str, *, timeout_s: float = 10.0, headers: dict[str, str] | None = None) -> EnvSpec:
     """Read the env's metadata and schemas (a missing ``/metadata`` is tolerated; ``/schema`` is not)."""
     base = base_url.rstrip("/")
-    async with httpx.AsyncClient(timeout=timeout_s) as http:
+    async with httpx.AsyncClient(timeout=timeout_s, headers=headers) as http:
         try:
             meta = await http.get(f"{base}/metadata")
             schema = await http.get(f"{base}/schema")

@@ -64,6 +64,11 @@ class Runtime:
         return self.status in ("running", "attached")
 
     @property
+    def headers(self) -> dict[str, str]:
+        """What every request to this runtime's server must carry (a Ray env's bearer token)."""
+        return self.handle.headers(self.base_url) if self.handle is not None else {}
+
+    @property
     def uptime_s(self) -> float:
         return max(0.0, time.time() - self.started_at)
 

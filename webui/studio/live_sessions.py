@@ -70,10 +70,10 @@ def _session(raw: dict[str, Any], stale_s: float) -> LiveSession | None:
                        busy=raw.get("busy") is True, stale_s=stale_s)  # fmt: skip
 
 
-async def read_sessions(base_url: str, *, stale_s: float = 60.0) -> SessionsView:
+async def read_sessions(base_url: str, *, stale_s: float = 60.0, headers: dict[str, str] | None = None) -> SessionsView:
     """The server's ``/sessions``, most idle first; ``error`` says why when it cannot be read."""
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT_S, trust_env=False) as http:
+        async with httpx.AsyncClient(timeout=TIMEOUT_S, trust_env=False, headers=headers) as http:
             resp = await http.get(base_url.rstrip("/") + "/sessions")
     except httpx.HTTPError as exc:
         return SessionsView(error=f"could not reach {base_url}/sessions ({type(exc).__name__})")
@@ -97,10 +97,10 @@ async def read_sessions(base_url: str, *, stale_s: float = 60.0) -> SessionsView
                         stale_s=stale_s)  # fmt: skip
 
 
-async def close_session(base_url: str, session_id: str) -> str:
+async def close_session(base_url: str, session_id: str, headers: dict[str, str] | None = None) -> str:
     """Close one session on the server; '' when closed (or already gone), else what went wrong."""
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT_S, trust_env=False) as http:
+        async with httpx.AsyncClient(timeout=TIMEOUT_S, trust_env=False, headers=headers) as http:
             resp = await http.delete(base_url.rstrip("/") + "/sessions/" + quote(session_id, safe=""))
     except httpx.HTTPError as exc:
         return f"could not reach {base_url} ({type(exc).__name__})"

@@ -34,7 +34,7 @@ async def tool_forms(ps: PlaySession) -> list[ToolForm]:
         return _TOOLS[ps.id]
     body = {"jsonrpc": "2.0", "method": "tools/list", "params": {}, "id": 1}
     try:
-        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as http:
+        async with httpx.AsyncClient(timeout=10.0, trust_env=False, headers=ps.headers) as http:
             reply = (await http.post(ps.base_url.rstrip("/") + "/mcp", json=body)).json()
     except (httpx.HTTPError, ValueError):
         reply = {}

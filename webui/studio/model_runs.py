@@ -160,12 +160,13 @@ class ModelRuns:
         self._live: dict[str, ModelRun] = {}
 
     async def start(self, *, env_name: str, env_url: str, endpoint_name: str, endpoint: ModelEndpoint,
-                    settings: RolloutSettings) -> ModelRun:  # fmt: skip
+                    settings: RolloutSettings, env_headers: dict[str, str] | None = None) -> ModelRun:  # fmt: skip
         if not 1 <= settings.episodes <= MAX_EPISODES:
             raise ModelRunError(f"Episodes must be between 1 and {MAX_EPISODES}.")
         if not 1 <= settings.concurrency <= MAX_CONCURRENCY:
             raise ModelRunError(f"Concurrency must be between 1 and {MAX_CONCURRENCY}.")
-        rollout = Rollout(env_url, endpoint, self.store, settings, info={"studio": {"env": env_name}})
+        rollout = Rollout(env_url, endpoint, self.store, settings, info={"studio": {"env": env_name}},
+                          env_headers=env_headers)
         try:
             await rollout.prepare()
         except OpenEnvError as exc:
@@ -313,7 +314,7 @@ class Takeovers:
         spec = self._specs.get(ps.base_url)
         if spec is None:
             try:
-                spec = self._specs[ps.base_url] = await fetch_env_spec(ps.base_url)
+                spec = self._specs[ps.base_url] = await fetch_env_spec(ps.base_url, headers=ps.headers)
             except RolloutError as exc:
                 raise ModelRunError(exc.message) from exc
         t = Takeover(session_id=ps.id, endpoint_name=endpoint_name, model=endpoint.model, steps=steps)

@@ -65,6 +65,7 @@ class PlaySession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
     fork: Any = None  # an ``openenv.recording.Fork`` while this session plays a fork
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # the runtime's (a bearer token)
 
     @property
     def forked_from(self) -> tuple[str, int] | None:
@@ -91,17 +92,19 @@ class PlaySessions:
         self.idle_s = idle_s
         self._items: OrderedDict[str, PlaySession] = OrderedDict()
 
-    async def open(self, runtime_id: str, name: str, base_url: str, *, provider: str | None) -> PlaySession:
-        """Connect to ``base_url`` (a fresh env session) and read its action schema."""
+    async def open(self, runtime_id: str, name: str, base_url: str, *, provider: str | None,
+                   headers: dict[str, str] | None = None) -> PlaySession:
+        """Connect to ``base_url`` (a fresh env session, sending ``headers``) and read its action schema."""
         await self.reap()
+        headers = dict(headers or {})
         try:
-            async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
+            async with httpx.AsyncClient(timeout=5.0, trust_env=False, headers=headers) as http:
                 resp = await http.get(base_url.rstrip("/") + "/schema")
                 resp.raise_for_status()
                 schema = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise PlayError(f"could not read {base_url}/schema: {type(exc).__name__}: {exc}") from exc
-        inner = GenericEnvClient(base_url=base_url)
+        inner = GenericEnvClient(base_url=base_url, headers=headers)
         try:
             await inner.connect()
         except OpenEnvError as exc:
@@ -116,6 +119,7 @@ class PlaySessions:
             action_node=build_form((schema or {}).get("action") or {}), reset_node=build_form(reset_schema(schema)),
             web=WebSession(id="", history=deque(maxlen=PLAY_HISTORY)), obs_help=field_help(obs_schema or {}),
             obs_schema=obs_schema, state_schema=schema.get("state") if isinstance(schema.get("state"), dict) else None,
+            headers=headers,
         )
         ps.web.id = ps.id
         self._items[ps.id] = ps

@@ -28,6 +28,7 @@ class RerunJob:
     report: RerunReport | None = None
     error: str = ""
     task: asyncio.Task[None] | None = None
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # the runtime's (a bearer token)
 
     @property
     def running(self) -> bool:
@@ -49,12 +50,13 @@ class Reruns:
         base_url: str,
         *,
         ready: Callable[[], Awaitable[str]] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> RerunJob:
         """Start a re-run; waits up to ``inline_wait_s`` so short ones come back finished.
 
         ``ready``: for an env still starting, waits until it serves and returns its URL (or raises
         ``OpenEnvError`` with why it did not start); the job reports "starting" until then."""
-        job = RerunJob(uuid.uuid4().hex[:12], episode_id, runtime_name, base_url)
+        job = RerunJob(uuid.uuid4().hex[:12], episode_id, runtime_name, base_url, headers=dict(headers or {}))
         job.task = asyncio.create_task(self._run(job, ready))
         self._jobs[job.id] = job
         while len(self._jobs) > MAX_JOBS:
@@ -68,7 +70,7 @@ class Reruns:
         try:
             if ready is not None:
                 job.base_url = await ready()
-            async with GenericEnvClient(base_url=job.base_url) as client:
+            async with GenericEnvClient(base_url=job.base_url, headers=job.headers) as client:
                 job.report = await rerun(self.store, job.episode_id, client)
         except OpenEnvError as exc:
             job.error = exc.message

@@ -105,7 +105,7 @@ async def _runtime_context(request: Request, rid: str) -> dict[str, Any]:
     health = await studio.launcher.health_all()
     logs = await asyncio.to_thread(studio.launcher.logs, rid, studio.settings.log_lines)
     stale_s = studio.settings.stale_session_s
-    live = await read_sessions(rt.base_url, stale_s=stale_s) if rt.live and rt.base_url else SessionsView()
+    live = await read_sessions(rt.base_url, stale_s=stale_s, headers=rt.headers) if rt.live and rt.base_url else SessionsView()
     return {"nav": "envs", "rt": rt, "h": health.get(rid), "logs": logs, "follow": False, "live": live}
 
 

@@ -201,7 +201,7 @@ async def episode_rerun(request: Request, eid: str) -> Response:
         rt = studio.launcher.get(rid)
         if not rt.live or not rt.base_url:
             raise StudioError(f"{rt.name} is not running.")
-        job = await studio.reruns.start(ep.id, rt.name, rt.base_url)
+        job = await studio.reruns.start(ep.id, rt.name, rt.base_url, headers=rt.headers)
     if not is_htmx(request):
         full = _episode_context(request, studio, ep, 0)
         full["job"] = job

@@ -49,7 +49,7 @@ async def episode_fork(request: Request, eid: str) -> Response:
     rt = studio.launcher.get(str(form.get("runtime") or ""))
     if not rt.live or not rt.base_url:
         raise StudioError(f"{rt.name} is not running.")
-    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+    ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
     try:
         forked = await studio.plays.fork(ps, ep.id, step)
     except RecordingError as exc:

@@ -97,7 +97,7 @@ async def start_run(request: Request) -> Response:
                 raise ModelRunError(f"{rt.name} is not running; launch it first.")
             endpoint = _endpoints(request).endpoint(name)
             run = await _runs(request).start(env_name=rt.name, env_url=rt.base_url, endpoint_name=name,
-                                             endpoint=endpoint, settings=settings)  # fmt: skip
+                                             endpoint=endpoint, settings=settings, env_headers=rt.headers)  # fmt: skip
         except (ModelRunError, NotFoundError) as exc:
             errors["run"] = exc.message
     if errors:

@@ -54,7 +54,7 @@ async def play_page(request: Request, rid: str) -> Response:
     sid = request.query_params.get("session", "")
     ps = studio.plays.find(sid, rt.id) if sid else None  # a fork goes on in the session it replayed on
     if ps is None:
-        ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider)
+        ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
     return page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), **_ctx(request, ps, full=True))
 
 

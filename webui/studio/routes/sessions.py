@@ -21,7 +21,7 @@ async def _view(request: Request, rid: str) -> tuple[object, SessionsView]:
     rt = studio.launcher.get(rid)
     if not rt.live or not rt.base_url:
         return rt, SessionsView(error=f"{rt.name} is not running.")
-    return rt, await read_sessions(rt.base_url, stale_s=studio.settings.stale_session_s)
+    return rt, await read_sessions(rt.base_url, stale_s=studio.settings.stale_session_s, headers=rt.headers)
 
 
 @router.get("/envs/r/{rid}/sessions", name="runtime_sessions")
@@ -37,7 +37,7 @@ async def runtime_session_close(request: Request, rid: str, sid: str) -> Respons
     rt = studio_of(request).launcher.get(rid)
     if not rt.live or not rt.base_url:
         raise StudioError(f"{rt.name} is not running.")
-    problem = await close_session(rt.base_url, sid)
+    problem = await close_session(rt.base_url, sid, rt.headers)
     if not is_htmx(request):
         if problem:
             raise StudioError(problem)

@@ -107,6 +107,10 @@ class ContainerProvider(ABC):
             cls.attach(info.runtime_id, **kwargs).stop_container()
         return len(found)
 
+    def headers(self, base_url: str | None = None) -> dict[str, str]:
+        """HTTP headers a client must send to the env at ``base_url`` (e.g. a bearer token); none here."""
+        return {}
+
     def _check_alive(self) -> None:  # noqa: B027 - optional hook
         """Raise ``StartupError`` when the runtime has already died (checked while polling)."""
 

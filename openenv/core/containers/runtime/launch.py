@@ -16,7 +16,7 @@ from typing import Any
 from .base import ContainerProvider
 from .providers import make_provider
 
-__all__ = ["start_client", "start_client_sync"]
+__all__ = ["start_client", "start_client_sync", "with_provider_headers"]
 
 
 def _provider(provider: ContainerProvider | str | None) -> ContainerProvider:
@@ -51,6 +51,16 @@ async def _start_in_thread(
         raise
 
 
+def with_provider_headers(provider: ContainerProvider, base_url: str,
+                          client_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """``client_kwargs`` with the headers the provider's server requires (a Ray env's token) added."""
+    kwargs = dict(client_kwargs or {})
+    needed = provider.headers(base_url)
+    if needed:
+        kwargs["headers"] = {**needed, **(kwargs.get("headers") or {})}
+    return kwargs
+
+
 async def start_client(
     client_cls: type,
     image: str,
@@ -70,7 +80,8 @@ async def start_client(
     """
     provider = _provider(provider)
     base_url = await _start_in_thread(provider, image, timeout_s, options)
-    client = client_cls(base_url=base_url, provider=provider, **(client_kwargs or {}))
+    kwargs = with_provider_headers(provider, base_url, client_kwargs)
+    client = client_cls(base_url=base_url, provider=provider, **kwargs)
     try:
         await client.connect()
     except BaseException:
@@ -91,7 +102,8 @@ def start_client_sync(
     """Blocking ``start_client``: returns the connected client's ``.sync()`` wrapper."""
     provider = _provider(provider)
     base_url = _start(provider, image, timeout_s, options)
-    client = client_cls(base_url=base_url, provider=provider, **(client_kwargs or {})).sync()
+    client = client_cls(base_url=base_url, provider=provider,
+                        **with_provider_headers(provider, base_url, client_kwargs)).sync()
     try:
         client.connect()
     except BaseException:

@@ -6,7 +6,10 @@
     envs = provider.start_many("echo", 8, spread=True)      # eight, spread over the nodes, all healthy
 
 The actor (``ray_actor.EnvServerActor``) starts the server on its node's address and reports the
-URL; ``cpus``/``memory``/``resources`` are the actor's Ray resources, so placement follows them.
+URL. A node whose address is not loopback (every real cluster) gets a server that requires a bearer
+token: the one given (``token=``), else a random one minted per environment; ``headers(url)`` gives
+what a client must send, and every client this package hands out for the env sends it. The token
+never goes into a URL, a log or ``list_runtimes``. ``cpus``/``memory``/``resources`` are the actor's Ray resources, so placement follows them.
 Actors are named (``ray-<hex>``) in the namespace ``openenv-<project>``: ``list_runtimes`` and
 ``attach`` find them again. A non-detached actor dies with the driver that created it (and its
 server with it); ``detached=True`` lets it outlive the driver until stopped.
@@ -21,6 +24,7 @@ import importlib.util
 import ipaddress
 import os
 import re
+import secrets
 import socket
 import sys
 import threading
@@ -178,6 +182,7 @@ class RayProvider(ContainerProvider):
         self._stopped = False
         self._ready = False
         self._alive_checked = 0.0
+        self._token: str | None = None
 
     # -- start --------------------------------------------------------------------------------
     def start_container(self, image: str, port: int | None = None, env_vars: dict[str, str] | None = None,
@@ -189,8 +194,9 @@ class RayProvider(ContainerProvider):
 
         Options: ``cpus`` (default 1), ``memory`` (``512m``), ``resources`` (custom Ray resources),
         ``node_id`` (pin to a node), ``spread`` (default True: Ray's SPREAD strategy),
-        ``runtime`` (auto/process/docker), ``env_name``, ``detached``, ``token`` (required when the
-        node's address is not loopback), ``cwd``, ``container_port``, ``start_timeout_s`` (placement
+        ``runtime`` (auto/process/docker), ``env_name``, ``detached``, ``token`` (the bearer token
+        the server requires; default: one minted for this env when the node's address is not
+        loopback, see ``headers``), ``cwd``, ``container_port``, ``start_timeout_s`` (placement
         and start deadline, default 60).
 
         Raises:
@@ -245,10 +251,11 @@ class RayProvider(ContainerProvider):
         node_id = options.pop("node_id", None)
         spread = bool(options.pop("spread", True))
         detached = bool(options.pop("detached", False))
+        token = options.pop("token", None)
         spec = {
             "target": target, "port": port, "env_vars": dict(env_vars or {}),
             "runtime": options.pop("runtime", "auto"), "env_name": options.pop("env_name", None),
-            "token": options.pop("token", None), "cwd": options.pop("cwd", None),
+            "token": token or secrets.token_urlsafe(32), "token_minted": not token, "cwd": options.pop("cwd", None),
             "container_port": options.pop("container_port", None), "host": options.pop("host", None),
             "project": self.project, "detached": detached,
         }
@@ -274,12 +281,13 @@ class RayProvider(ContainerProvider):
         self._pending = self._actor.start.remote()
         self._launch = (target, {"port": port, "env_vars": env_vars, "cpus": cpus, "memory": memory,
                                  "resources": resources, "node_id": node_id, "spread": spread,
-                                 "detached": detached, **{k: v for k, v in spec.items() if k in
-                                 ("runtime", "env_name", "token", "cwd", "container_port", "host")}})
+                                 "detached": detached, "token": token, **{k: v for k, v in spec.items() if k in
+                                 ("runtime", "env_name", "cwd", "container_port", "host")}})
         self.runtime_id = runtime_id
         self.detached = detached
         self._stopped = self._ready = False
         self.base_url = self.node_id = self.node_ip = None
+        self._token = spec["token"]  # kept only if the actor says its server requires it (_take)
 
     @staticmethod
     def _check_feasible(ray: Any, wanted: dict[str, float], node_id: str | None) -> None:
@@ -322,11 +330,19 @@ class RayProvider(ContainerProvider):
         self._take(info)
         return self.base_url
 
-    def _take(self, info: dict[str, Any]) -> None:
+    def _take(self, info: dict[str, Any], token: str | None = None) -> None:
+        if not info.get("auth"):
+            self._token = None
+        elif token is not None:
+            self._token = token
         self.base_url = info["base_url"]
         self.node_id = info["node_id"]
         self.node_ip = info["node_ip"]
         self.detached = bool(info.get("detached"))
+
+    def headers(self, base_url: str | None = None) -> dict[str, str]:
+        """What a client must send to this env's server: its bearer token, or nothing."""
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
 
     # -- life ------------------------------------------------------------------------------------
     def _call(self, method: str, *args: Any, timeout_s: float = _CALL_TIMEOUT_S) -> Any:
@@ -458,7 +474,8 @@ class RayProvider(ContainerProvider):
             namespace = spaces[0]
         project = kwargs.get("project") or namespace.removeprefix(NAMESPACE_PREFIX)
         provider = cls._bind(ray, runtime_id, namespace, address, project)
-        provider._take(provider._call("info"))
+        info = provider._call("info")
+        provider._take(info, provider._call("credentials") if info.get("auth") else None)
         provider._ready = True
         return provider
 

@@ -12,6 +12,7 @@ Imported only by ``ray.py``, on the driver and on the nodes (which need ``openen
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
 import re
 import shutil
@@ -66,7 +67,7 @@ def resolve_runtime(target: str, runtime: str = "auto") -> str:
                 return "process"
         except (ImportError, ValueError):
             pass
-    from openenv.cli.targets import bundled_envs
+    from openenv.auto.resolve import bundled_envs
 
     if target in bundled_envs():
         return "process"
@@ -76,6 +77,13 @@ def resolve_runtime(target: str, runtime: str = "auto") -> str:
 def serve_command(target: str, host: str, port: int, python: str | None = None) -> list[str]:
     """``openenv serve TARGET`` on ``host:port`` (a bundled env, ``module:app`` or env directory)."""
     return [python or sys.executable, "-c", _SERVE, target, "--host", host, "--port", str(port)]
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _free_port(host: str) -> int:
@@ -94,7 +102,13 @@ def _node_logs_dir() -> str | None:
 
 
 class EnvServerActor:
-    """One env server on this node. ``spec`` holds target, runtime, host, port, env_vars, token, labels."""
+    """One env server on this node. ``spec`` holds target, runtime, host, port, env_vars, token, labels.
+
+    The server requires ``spec["token"]`` when it was given, and also when the driver minted one
+    (``spec["token_minted"]``) and the server binds an address other than loopback: a server that
+    other machines can reach never runs without a token. The token stays out of ``info()`` (which is
+    listed and logged); the driver that needs it asks ``credentials()``.
+    """
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
@@ -111,6 +125,8 @@ class EnvServerActor:
         self._watch_fd: int | None = None
         self._container: Any = None
         self._exit_code: int | None = None
+        token = spec.get("token")
+        self._token: str | None = token if token and (not spec.get("token_minted") or not _is_loopback(self.host)) else None
 
     def start(self) -> dict[str, Any]:
         """Start the server (not waiting for health); its info, or ``{"error": ...}``."""
@@ -122,8 +138,9 @@ class EnvServerActor:
                 self._start_container(port)
             else:
                 env = {**os.environ, "PYTHONUNBUFFERED": "1", **(spec.get("env_vars") or {})}
-                if spec.get("token"):
-                    env["OPENENV_TOKEN"] = spec["token"]
+                env.pop("OPENENV_TOKEN", None)  # the node's own token is not this server's
+                if self._token:
+                    env["OPENENV_TOKEN"] = self._token
                 self._supervise(serve_command(spec["target"], self.host, port), env)
         except Exception as exc:  # the actor boundary: report, never raise through Ray
             self.stop()
@@ -198,7 +215,12 @@ class EnvServerActor:
             "detached": bool(self.spec.get("detached")),
             "started_at": self.started_at,
             "exit_code": self.poll(),
+            "auth": self._token is not None,
         }
+
+    def credentials(self) -> str | None:
+        """The bearer token the server requires, or None (for the driver; never part of ``info``)."""
+        return self._token
 
     def stop(self) -> None:
         """End the server (the supervisor's grace, then SIGKILL) and remove its container."""

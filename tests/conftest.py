@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ray_cluster import ray_cluster, ray_driver  # noqa: F401 - one Ray cluster per session, for every test dir
+from tests.ray_cluster import ray_cluster, ray_driver, ray_network  # noqa: F401 - one Ray cluster per session, for every test dir
 from tests.server_utils import running_server
 
 

@@ -4,11 +4,17 @@
                                 {"num_cpus": 2, "resources": {"worker": 1}}]) as cluster:
         provider = RayProvider(address=cluster.address)
 
-Each node is its own ``ray start --block`` process (our child), pinned to 127.0.0.1, on free ports
-with usage stats off, the dashboard off and a private temp dir, so clusters of other people on the
+Each node is its own ``ray start --block`` process (our child), on free ports with usage stats off, the dashboard off and a private temp dir, so clusters of other people on the
 same machine never collide with it. Stopping ends only our processes: each ``ray start --block``
 takes its node down on SIGTERM, and anything still running with our temp dir on its command line
 is then killed by pid. ``ray stop`` (which ends every Ray process of the machine) is never used.
+
+Where the nodes live: given a :class:`~tests.netns.PrivateNetwork`, the nodes start inside it and
+register at its routable test address (10.250.0.1), exactly as nodes of a real cluster register at
+their machines' addresses, so the token path of a real network is what the tests exercise; the
+driver (this process's test thread) enters the namespace for as long as it drives the cluster
+(``ray_driver``). Without one, the nodes are pinned to 127.0.0.1 (``tests/ray_node.py``), for the
+few tests that need the machine's own namespace (a Docker engine publishes there).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +36,12 @@ import pytest
 
 from openenv.core.containers.runtime.ports import free_port
 from tests._require import require
+from tests.netns import TEST_ADDRESS, PrivateNetwork, private_network_available
 
-__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver"]
+__all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver", "ray_network"]
 
 _NODE = Path(__file__).with_name("ray_node.py")  # `ray start`, kept on 127.0.0.1
+_RAY_START = ["-c", "import sys; from ray.scripts.scripts import main; sys.exit(main())"]  # plain `ray start`
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
 # A driver on this machine keeps a loopback address as it is given (see RayProvider).
 DRIVER_ENV = {**RAY_ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -78,21 +87,26 @@ class _NodeExited(RuntimeError):
 
 
 class LocalRayCluster:
-    """A head and worker nodes as separate ``ray start`` processes on 127.0.0.1."""
+    """A head and worker nodes as separate ``ray start`` processes, in ``network`` or on 127.0.0.1."""
 
-    def __init__(self, nodes: list[dict[str, Any]], *, start_timeout_s: float = 90.0) -> None:
+    def __init__(self, nodes: list[dict[str, Any]], *, network: PrivateNetwork | None = None,
+                 start_timeout_s: float = 90.0) -> None:
         if not nodes:
             raise ValueError("a cluster needs at least its head node")
         self.nodes = nodes
+        self.network = network
+        self.host = TEST_ADDRESS if network is not None else "127.0.0.1"
         self.start_timeout_s = start_timeout_s
         self.temp_dir = Path(tempfile.mkdtemp(prefix="roe-", dir="/tmp"))  # short: unix socket paths
         self._ports = _Ports()
         self.port = self._ports.take()
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = f"{self.host}:{self.port}"
         self._procs: list[subprocess.Popen[bytes]] = []
 
     def _start_node(self, index: int, spec: dict[str, Any]) -> None:
-        cmd = [sys.executable, str(_NODE), "start", "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
+        launcher = _RAY_START if self.network is not None else [str(_NODE)]
+        pinned = [] if self.network is not None else ["--node-ip-address", "127.0.0.1"]
+        cmd = [sys.executable, *launcher, "start", "--block", "--disable-usage-stats", *pinned,
                "--num-cpus", str(spec.get("num_cpus", 1)), "--num-gpus", "0",
                "--resources", json.dumps(spec.get("resources", {})),
                "--object-store-memory", str(spec.get("object_store_memory", 80 * 1024 * 1024)),
@@ -107,8 +121,24 @@ class LocalRayCluster:
         env = {**os.environ, **RAY_ENV}
         env.pop("RAY_ADDRESS", None)
         with log:
-            self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                                stdin=subprocess.DEVNULL, start_new_session=True))
+            self._procs.append(self._popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                           stdin=subprocess.DEVNULL, start_new_session=True))
+
+    def _popen(self, cmd: list[str], **kwargs: Any) -> subprocess.Popen:
+        return self.network.popen(cmd, **kwargs) if self.network is not None else subprocess.Popen(cmd, **kwargs)
+
+    def run(self, cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+        """``subprocess.run`` where the cluster lives (inside its network, if it has one)."""
+        return self.network.run(cmd, **kwargs) if self.network is not None else subprocess.run(cmd, **kwargs)
+
+    @contextmanager
+    def inside(self) -> Iterator[None]:
+        """The calling thread where the cluster's addresses are reachable, for the block."""
+        if self.network is None:
+            yield
+            return
+        with self.network.inside():
+            yield
 
     def start(self) -> LocalRayCluster:
         try:
@@ -125,7 +155,7 @@ class LocalRayCluster:
                         if index == 0:  # nothing else of ours runs yet
                             self._kill_leftovers()
                             self.port = self._ports.take()
-                            self.address = f"127.0.0.1:{self.port}"
+                            self.address = f"{self.host}:{self.port}"
         except BaseException:
             self.stop()
             raise
@@ -142,8 +172,8 @@ class LocalRayCluster:
                 if proc.poll() is not None:
                     raise _NodeExited(proc.returncode, self.node_logs())
             try:
-                out = subprocess.run([sys.executable, "-c", probe, self.address], capture_output=True,
-                                     text=True, timeout=30, env={**os.environ, **DRIVER_ENV})
+                out = self.run([sys.executable, "-c", probe, self.address], capture_output=True,
+                               text=True, timeout=30, env={**os.environ, **DRIVER_ENV})
                 last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-500:]
                 if out.returncode == 0 and int(last) >= count:
                     return
@@ -203,30 +233,39 @@ class LocalRayCluster:
 
 
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[LocalRayCluster]:
-    """A real two-node Ray cluster on 127.0.0.1, once per session (registered in tests/conftest.py):
-    head 2 CPUs + resource ``head``, worker 2 CPUs + resource ``worker``. This process becomes its
-    driver when a test uses it, and disconnects before the nodes stop."""
+def ray_network() -> Iterator[PrivateNetwork]:
+    """The private network namespace the test cluster lives in (10.250.0.1 on its loopback)."""
+    require(private_network_available() is None, private_network_available() or "")
+    with PrivateNetwork() as network:
+        yield network
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(ray_network: PrivateNetwork) -> Iterator[LocalRayCluster]:
+    """A real two-node Ray cluster in a private network, once per session (registered in
+    tests/conftest.py): head 2 CPUs + resource ``head``, worker 2 CPUs + resource ``worker``, both
+    registered at 10.250.0.1 as nodes of a real network are at their addresses. Use it through
+    ``ray_driver``, which puts the test thread where the cluster is reachable."""
     require(ray_available(), "Ray (pip install -e '.[ray]')")
     cluster = LocalRayCluster([{"num_cpus": 2, "resources": {"head": 1}},
-                               {"num_cpus": 2, "resources": {"worker": 1}}])
+                               {"num_cpus": 2, "resources": {"worker": 1}}], network=ray_network)
     cluster.start()
     try:
         yield cluster
     finally:
-        import ray
-
-        if ray.is_initialized():
-            ray.shutdown()
         cluster.stop()
 
 
 @pytest.fixture(scope="module")
 def ray_driver(ray_cluster: LocalRayCluster) -> Iterator[LocalRayCluster]:
-    """The cluster, with this process disconnected from it after the module (Ray's driver threads
-    do not linger through the rest of the suite; the next module connects again)."""
-    yield ray_cluster
-    import ray
+    """The cluster, with the test thread inside its network for the module (what the module starts
+    there, threads and processes, is born inside too); this process disconnects from Ray before the
+    thread goes home, so no driver thread of Ray lingers through the rest of the suite."""
+    with ray_cluster.inside():
+        try:
+            yield ray_cluster
+        finally:
+            import ray
 
-    if ray.is_initialized():
-        ray.shutdown()
+            if ray.is_initialized():
+                ray.shutdown()

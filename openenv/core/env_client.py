@@ -34,6 +34,7 @@ from openenv.core._deadline import with_deadline
 from openenv.core.client_handles import AutoResult
 from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
+    AuthenticationError,
     ClientStateError,
     ConnectionLostError,
     EpisodeLostError,
@@ -332,6 +333,13 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
                 close_timeout=2,
                 additional_headers=self.headers or None,
             )
+        except websockets.exceptions.InvalidStatus as exc:
+            if exc.response.status_code in (401, 403):
+                given = "the token sent was refused" if self._has_token() else "none was sent"
+                raise AuthenticationError(
+                    f"{self._url} requires a bearer token and {given}: pass headers={{'Authorization': "
+                    "'Bearer <token>'}} (a provider's headers(), or the server's OPENENV_TOKEN)") from exc
+            raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
         except (OSError, TimeoutError, websockets.exceptions.WebSocketException) as exc:
             raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
         response = ws.response
@@ -339,6 +347,10 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self._features = frozenset(f.strip() for f in header.split(",") if f.strip())
         self._ws, self._ws_loop = ws, _running_loop()
         self._state = ClientState.OPEN
+
+    def _has_token(self) -> bool:
+        names = {k.lower() for k in (self.headers or {})}
+        return "authorization" in names or "x-openenv-token" in names or "token=" in self._url
 
     def _drop(self, reason: str) -> None:
         """Forget the socket (closed in the background); an episode on it is lost."""

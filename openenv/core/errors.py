@@ -18,6 +18,7 @@
      ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
      │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
+     ├── AuthenticationError (+ PermissionError)  UNAUTHORIZED (the server wants a token this client lacks)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
           └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
 
@@ -32,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "ActionValidationError",
+    "AuthenticationError",
     "CapacityError",
     "ClientStateError",
     "ConcurrencyConfigurationError",
@@ -161,6 +163,12 @@ class HubUnavailableError(TargetError):
 
 class ClientStateError(OpenEnvError):
     code = "CLIENT_STATE"
+
+
+class AuthenticationError(OpenEnvError, PermissionError):
+    """The server refused this client's credentials: it needs a bearer token (never retried)."""
+
+    code = "UNAUTHORIZED"
 
 
 class ConnectionLostError(OpenEnvError, ConnectionError):

@@ -20,7 +20,7 @@ from openenv.core.containers.runtime import (
     RuntimeStatus,
     StartupError,
 )
-from openenv.core.errors import ConnectionLostError
+from openenv.core.errors import AuthenticationError, ConnectionLostError
 from openenv.envs.echo.client import EchoEnv
 from openenv.envs.echo.models import EchoAction
 
@@ -47,8 +47,8 @@ def _nodes(cluster) -> dict[str, str]:
             for n in RayProvider.nodes(cluster.address)}
 
 
-def _episode(url: str, text: str) -> str:
-    with EchoEnv(base_url=url).sync() as env:
+def _episode(url: str, text: str, headers: dict[str, str]) -> str:
+    with EchoEnv(base_url=url, headers=headers).sync() as env:
         env.reset()
         return env.step(EchoAction(message=text)).observation.echoed_message
 
@@ -61,11 +61,11 @@ def test_envs_land_on_both_nodes_and_each_runs_an_episode(ray_provider: RayProvi
     envs = ray_provider.start_many("echo", 2, spread=True, timeout_s=90, **SMALL)
     names = _nodes(ray_cluster)
     assert sorted(names[p.node_id] for p in envs) == ["head", "worker"]
-    for p in envs:
-        assert p.base_url.startswith("http://127.0.0.1:")
-        assert p.node_ip == "127.0.0.1"
+    for p in envs:  # at the node's routable address, as on a real network
+        assert p.base_url.startswith(f"http://{ray_cluster.host}:") and ray_cluster.host != "127.0.0.1"
+        assert p.node_ip == ray_cluster.host
         assert p.status() is RuntimeStatus.RUNNING
-        assert _episode(p.base_url, f"hi {names[p.node_id]}") == f"hi {names[p.node_id]}"
+        assert _episode(p.base_url, f"hi {names[p.node_id]}", p.headers(p.base_url)) == f"hi {names[p.node_id]}"
     listed = RayProvider.list_runtimes(project=ray_provider.project, address=ray_cluster.address)
     assert sorted(i.runtime_id for i in listed) == sorted(p.runtime_id for p in envs)
     assert {i.extra["node_id"] for i in listed} == set(names)
@@ -78,7 +78,8 @@ def test_pinned_node_module_app_env_vars_and_logs(ray_provider: RayProvider, ray
                                        cwd=str(REPO), **SMALL)
     ray_provider.wait_for_ready(url, timeout_s=60)
     assert ray_provider.node_id == worker
-    assert httpx.get(f"{url}/env", params={"name": "OPENENV_TEST_VALUE"}).json() == {"value": "7"}
+    got = httpx.get(f"{url}/env", params={"name": "OPENENV_TEST_VALUE"}, headers=ray_provider.headers(url))
+    assert got.json() == {"value": "7"}
     assert "Uvicorn running" in ray_provider.logs(20) or "serving" in ray_provider.logs(20)
 
 
@@ -87,7 +88,7 @@ def test_killed_actor_gives_a_clear_error_and_is_replaced(ray_provider: RayProvi
 
     url = ray_provider.start_container("echo", **SMALL)
     ray_provider.wait_for_ready(url, timeout_s=60)
-    with EchoEnv(base_url=url).sync() as env:
+    with EchoEnv(base_url=url, headers=ray_provider.headers(url)).sync() as env:
         env.reset()
         ray.kill(ray_provider._actor, no_restart=True)  # what a node loss or OOM kill does
         with pytest.raises(ConnectionLostError):
@@ -100,7 +101,7 @@ def test_killed_actor_gives_a_clear_error_and_is_replaced(ray_provider: RayProvi
     old = ray_provider.runtime_id
     fresh = ray_provider.replace(timeout_s=60)
     assert ray_provider.runtime_id != old
-    assert _episode(fresh, "again") == "again"
+    assert _episode(fresh, "again", ray_provider.headers(fresh)) == "again"
 
 
 def test_attach_finds_the_actor_again(ray_provider: RayProvider, ray_cluster) -> None:
@@ -108,6 +109,7 @@ def test_attach_finds_the_actor_again(ray_provider: RayProvider, ray_cluster) ->
     ray_provider.wait_for_ready(url, timeout_s=60)
     again = RayProvider.attach(ray_provider.runtime_id, address=ray_cluster.address)
     assert (again.base_url, again.node_id, again.detached) == (url, ray_provider.node_id, True)
+    assert again.headers(url) == ray_provider.headers(url) != {}  # the token comes back with it
     assert again.status() is RuntimeStatus.RUNNING
     again.stop_container()
     assert ray_provider.status() is RuntimeStatus.EXITED
@@ -212,32 +214,6 @@ def test_nothing_of_ours_outlives_cleanup(ray_cluster, project: str) -> None:
         assert _gone(pid, url), f"actor {pid} or its server at {url} is still there"
 
 
-def _containers(project: str) -> list[str]:
-    from openenv.core.containers.runtime.docker_engine import engine_client
-
-    client = engine_client()
-    try:
-        found = client.containers.list(all=True, filters={"label": f"io.openenv.project=ray-{project}"})
-        return [c.id for c in found]
-    finally:
-        client.close()
-
-
-def test_docker_image_env_on_a_node_and_its_container_goes_with_the_actor(
-        ray_provider: RayProvider, echo_image: str) -> None:
-    import ray
-
-    url = ray_provider.start_container(echo_image, runtime="docker", **SMALL)
-    ray_provider.wait_for_ready(url, timeout_s=90)
-    assert _episode(url, "from a container") == "from a container"
-    assert len(_containers(ray_provider.project)) == 1
-    ray.kill(ray_provider._actor, no_restart=True)  # the guard removes the container
-    deadline = time.monotonic() + 30
-    while _containers(ray_provider.project) and time.monotonic() < deadline:
-        time.sleep(0.25)
-    assert _containers(ray_provider.project) == []
-
-
 def _openenv(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "openenv.cli.main", *args], capture_output=True, text=True,
                           timeout=180, cwd=REPO)
@@ -252,8 +228,12 @@ def test_cli_starts_lists_and_stops_detached_envs(ray_cluster, project: str) -> 
         assert out.returncode == 0, out.stderr[-2000:]
         started = [json.loads(line) for line in out.stdout.splitlines()]
         assert len({s["node_id"] for s in started}) == 2  # spread over both nodes
-        for s in started:  # outlived the CLI's process: detached
-            assert _episode(s["base_url"], "from the cli") == "from the cli"
+        for s in started:  # outlived the CLI's process: detached; the token only from `openenv ray token`
+            assert s["token_required"] is True and "token" not in s
+            token = _openenv("ray", "token", s["runtime_id"], "--address", ray_cluster.address).stdout.strip()
+            assert token and token not in out.stdout
+            assert httpx.post(f"{s['base_url']}/reset", json={}, timeout=10).status_code == 401
+            assert _episode(s["base_url"], "from the cli", {"Authorization": f"Bearer {token}"}) == "from the cli"
         listed = _openenv("ray", "list", *where)
         assert all(s["runtime_id"] in listed.stdout for s in started), listed.stderr[-2000:]
         stopped = _openenv("ray", "stop", "--all", *where)
@@ -274,7 +254,7 @@ def test_a_non_detached_env_dies_with_its_driver(ray_cluster, project: str) -> N
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = driver.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), "the driver did not start its env"
+        assert url.startswith(f"http://{ray_cluster.host}:"), "the driver did not start its env"
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
         assert len(RayProvider.list_runtimes(project=project, address=ray_cluster.address)) == 1
     finally:
@@ -301,11 +281,77 @@ def test_the_vector_client_drives_envs_on_both_nodes(ray_provider: RayProvider, 
     envs = ray_provider.start_many("echo", 2, spread=True, timeout_s=90, **SMALL)
     names = _nodes(ray_cluster)
     urls = [p.base_url for p in envs]
-    with VectorEnvClient(urls, num_envs=4) as vec:  # round-robin: sessions 0, 2 on one node, 1, 3 on the other
+    with VectorEnvClient.from_providers(envs, num_envs=4) as vec:  # round-robin: sessions 0, 2 on one node, 1, 3 on the other
         assert vec.reset().ok
         batch = vec.step([{"message": f"m{i}"} for i in range(4)])
         assert batch.ok
         assert [o["echoed_message"] for o in batch.observations] == ["m0", "m1", "m2", "m3"]
         assert batch.rewards == [0.2] * 4
-        assert [httpx.get(f"{u}/sessions", timeout=10).json()["active"] for u in urls] == [2, 2]
+        assert [httpx.get(f"{u}/sessions", timeout=10, headers=p.headers(u)).json()["active"]
+                for u, p in zip(urls, envs, strict=True)] == [2, 2]
     assert sorted(names[p.node_id] for p in envs) == ["head", "worker"]
+
+
+def test_a_routable_node_serves_only_with_the_token_minted_for_each_env(ray_provider: RayProvider, ray_cluster) -> None:
+    """The issue's case: no token set by hand, four envs, nothing reaches a server without its token."""
+    import json
+
+    envs = ray_provider.start_many("echo", 4, timeout_s=120, **SMALL)
+    tokens = []
+    for p in envs:
+        headers = p.headers(p.base_url)
+        assert list(headers) == ["Authorization"] and headers["Authorization"].startswith("Bearer ")
+        tokens.append(headers["Authorization"].removeprefix("Bearer "))
+        assert "token" not in p.base_url
+        assert httpx.get(f"{p.base_url}/health", timeout=10).status_code == 200  # open, as on every server
+        assert httpx.post(f"{p.base_url}/reset", json={}, timeout=10).status_code == 401
+        wrong = httpx.post(f"{p.base_url}/reset", json={}, timeout=10, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and wrong.json()["code"] == "UNAUTHORIZED"
+        assert httpx.post(f"{p.base_url}/reset", json={}, headers=headers, timeout=10).status_code == 200
+    assert len(set(tokens)) == 4 and all(len(t) >= 32 for t in tokens)  # one per env
+    with pytest.raises(AuthenticationError, match="requires a bearer token and none was sent"):
+        with EchoEnv(base_url=envs[0].base_url).sync() as env:
+            env.reset()  # a WebSocket client without the token is turned away too, at once
+    with EchoEnv(base_url=envs[0].base_url, headers=envs[0].headers()).sync() as env:
+        assert env.reset().observation.echoed_message is not None
+    # never in what is listed, shown or logged about the env
+    listed = RayProvider.list_runtimes(project=ray_provider.project, address=ray_cluster.address)
+    told = repr(listed) + json.dumps(envs[0]._call("info")) + "".join(p.logs(200) for p in envs)
+    assert not any(t in told for t in tokens)
+
+
+def test_start_client_sends_the_token(ray_cluster, project: str) -> None:
+    from openenv.core.containers.runtime.launch import start_client_sync
+
+    provider = RayProvider(project=project, address=ray_cluster.address)
+    try:
+        with start_client_sync(EchoEnv, "echo", provider=provider, timeout_s=90, **SMALL) as env:
+            assert provider.headers() != {}
+            env.reset()
+            assert env.step(EchoAction(message="carried")).observation.echoed_message == "carried"
+    finally:
+        RayProvider.cleanup(project=project, address=ray_cluster.address)
+
+
+def test_a_given_token_is_used_and_a_docker_image_on_a_routable_node_is_refused(ray_provider: RayProvider) -> None:
+    url = ray_provider.start_container("echo", token="given-token-0123456789", **SMALL)
+    ray_provider.wait_for_ready(url, timeout_s=60)
+    assert ray_provider.headers(url) == {"Authorization": "Bearer given-token-0123456789"}
+    assert httpx.post(f"{url}/reset", json={}, headers={"X-OpenEnv-Token": "given-token-0123456789"}).status_code == 200
+    ray_provider.stop_container()
+    with pytest.raises(StartupError, match="publishes on the node's loopback only"):
+        url = ray_provider.start_container("openenv-echo:latest", runtime="docker", **SMALL)
+        ray_provider.wait_for_ready(url, timeout_s=60)
+
+
+def test_auto_env_on_ray_sends_the_token(ray_cluster, project: str) -> None:
+    from openenv.auto import AutoEnv
+
+    provider = RayProvider(project=project, address=ray_cluster.address)
+    try:
+        with AutoEnv.from_env("echo", provider=provider).sync() as env:
+            env.reset()
+            assert env.step(EchoAction(message="auto")).observation.echoed_message == "auto"
+        assert provider.headers() != {}
+    finally:
+        RayProvider.cleanup(project=project, address=ray_cluster.address)

@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
+from openenv.core.errors import AuthenticationError
 from openenv.envs.echo import EchoAction, EchoEnv
 from tests.server_utils import free_port, wait_healthy
 
@@ -53,6 +55,13 @@ def test_token_is_required_when_set():
         wait_healthy(url)
         assert httpx.get(url + "/schema").status_code == 401
         assert httpx.get(url + "/schema", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        for headers, said in ((None, "none was sent"), ({"Authorization": "Bearer wrong"}, "was refused")):
+            with pytest.raises(AuthenticationError, match=f"requires a bearer token and .*{said}"):
+                with EchoEnv(base_url=url, headers=headers, reconnect_attempts=50).sync() as env:
+                    env.reset()  # refused at once, not retried
+        with EchoEnv(base_url=url, headers={"Authorization": "Bearer s3cret"}).sync() as env:
+            env.reset()
+            assert env.step(EchoAction(message="let in")).observation.echoed_message == "let in"
     finally:
         proc.terminate()
         proc.wait(timeout=10)

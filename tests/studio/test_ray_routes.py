@@ -13,7 +13,7 @@ from openenv.core.containers.runtime import RayProvider
 from tests.studio.conftest import StudioClient, make_settings, running_studio
 from tests.studio.html import fragment
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_driver")]  # in the cluster's network
 
 
 @pytest.fixture()
@@ -50,7 +50,6 @@ def test_without_an_address_ray_is_absent_with_the_reason(tmp_path: Path) -> Non
         sc.http.close()
 
 
-@pytest.mark.usefixtures("ray_driver")
 def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster, project: str) -> None:
     settings = make_settings(tmp_path, project=project, ray_address=ray_cluster.address)
     nodes = {n["node_id"][:8] for n in RayProvider.nodes(ray_cluster.address)}
@@ -66,8 +65,14 @@ def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster
         assert node.attrs["data-status"] == "running", node.text()
         row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
         placement = row.with_class("placement")[0].text()
-        assert placement.split()[1] in nodes and "127.0.0.1" in placement
-        _play_one_step(sc, rid, "on a ray node")
+        assert placement.split()[1] in nodes and ray_cluster.host in placement
+        (env,) = RayProvider.list_runtimes(project=project, address=ray_cluster.address)
+        token = RayProvider.attach(env.runtime_id, address=ray_cluster.address).headers()["Authorization"][7:]
+        assert httpx.post(f"{env.base_url}/reset", json={}, timeout=10).status_code == 401  # guarded
+        _play_one_step(sc, rid, "on a ray node")  # the studio carries the token minted for the env
+        shown = [sc.http.get(p).text for p in ("/envs", "/envs/running", f"/envs/r/{rid}", f"/envs/r/{rid}/logs",
+                                                "/episodes", "/sessions")]
+        assert all(token not in page for page in shown)
         sc.http.close()
     (info,) = RayProvider.list_runtimes(project=project, address=ray_cluster.address)  # detached: still there
     with running_studio(settings) as url:
@@ -79,6 +84,8 @@ def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster
         assert sc.post(f"/envs/r/{info.runtime_id[:12]}/stop", **{"HX-Target": "running"}).status_code == 200
         sc.http.close()
     assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
+    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert b"on a ray node" in stored and token.encode() not in stored  # recorded; the token is not
 
 
 def test_without_ray_installed_the_reason_is_given() -> None:

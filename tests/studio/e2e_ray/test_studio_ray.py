@@ -1,4 +1,5 @@
-"""The same launch on the Ray provider, in the browser: the two-node cluster, node shown, played, stopped."""
+"""The same launch on the Ray provider, in the browser: the two-node cluster at a routable address
+(each env guarded by the token minted for it, which the studio carries), node shown, played, stopped."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def test_ray_launch_shows_the_node_plays_and_stops(page: Any, ray_studio: str, r
     page.wait_for_selector(f'#running tr[data-runtime="{rid}"] .health .badge.done')
     placement = page.inner_text(f'#running tr[data-runtime="{rid}"] .placement')
     (info,) = RayProvider.list_runtimes(project=PROJECT, address=ray_cluster.address)
-    assert placement == f"node {info.extra['node_id'][:8]} (127.0.0.1)"
+    assert placement == f"node {info.extra['node_id'][:8]} ({ray_cluster.host})"
+    assert page.request.post(f"{info.base_url}/reset", data={}).status == 401  # the browser itself cannot
     shot(page, "launched")
     page.click(f'#running tr[data-runtime="{rid}"] a:text("Play")')
     page.click("#reset-button")

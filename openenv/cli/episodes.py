@@ -213,7 +213,9 @@ def _format(path: str, fmt: str | None) -> str:
 @click.argument("dest")
 @_filters
 @click.option("--id", "ids", multiple=True, help="Export these episodes (repeatable) instead of a filter.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), help="Default: by file suffix.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "training", "training-table"]),
+              help="Default: by file suffix. training: one rollout document per line (token capture); "
+                   "training-table: one row per trainable sequence (Parquet by suffix, else JSONL).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @click.pass_context
 def export_cmd(
@@ -225,6 +227,18 @@ def export_cmd(
     with _errors():
         chosen = [store.resolve_id(i) for i in ids] if ids else None
         filters = _filter(kw)
+        if fmt in ("training", "training-table"):
+            from openenv.capture.export import export_training, export_training_table
+
+            out = sys.stdout if dest == "-" else dest
+            if fmt == "training":
+                n = export_training(store, out, filters=filters, episode_ids=chosen)
+                click.echo(f"exported {n} rollout document(s)", err=True)
+            else:
+                table = "parquet" if Path(dest).suffix.lower() in (".parquet", ".pq") else "jsonl"
+                n = export_training_table(store, out, fmt=table, filters=filters, episode_ids=chosen)
+                click.echo(f"exported {n} trainable sequence(s)", err=True)
+            return
         if _format(dest, fmt) == "parquet":
             n = export_parquet(store, dest, filters=filters, episode_ids=chosen, on_progress=on_progress)
         elif dest == "-":

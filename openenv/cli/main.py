@@ -10,6 +10,7 @@ import click
 # command name -> "module:attribute"; imported lazily so `openenv serve` starts fast.
 COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
+    "capture": "openenv.cli.capture:capture",
     "episodes": "openenv.cli.episodes:episodes",
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",

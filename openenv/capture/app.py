@@ -183,7 +183,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return _error(400, "body must be JSON")
         return body if isinstance(body, dict) else _error(400, "body must be a JSON object")
 
-    async def _complete(request: Request, chat: dict[str, Any], session: CaptureSession) -> Any:
+    async def _complete(request: Request, chat: dict[str, Any], session: CaptureSession, api_type: str) -> Any:
         """Forward one chat request, capture it; the engine's reply body (or an error answer)."""
         if chat.get("n", 1) != 1:
             return _error(400, "capture supports exactly one completion per request (n=1)")
@@ -223,6 +223,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             sampling_params={k: sent[k] for k in SAMPLING_KEYS if sent.get(k) is not None},
             requested_sampling_params=requested, response_message=reply.message))
         session.last_turn_at = time.time()
+        session.metadata.setdefault("api_type", api_type)
         if recorder is not None:
             await _episode_of(session)
             try:
@@ -255,7 +256,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
                           "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": "Model-call budget reached; stopping."}}]}
         else:
-            reply = await _complete(request, dict(body), session)
+            reply = await _complete(request, dict(body), session, "openai_chat")
             if isinstance(reply, JSONResponse):
                 return reply
         if body.get("stream"):
@@ -274,7 +275,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             chat = anthropic_to_chat(body)
         except ValueError as exc:
             return _error(400, str(exc))
-        reply = await _complete(request, chat, session)
+        reply = await _complete(request, chat, session, "anthropic")
         if isinstance(reply, JSONResponse):
             return reply
         message = anthropic_reply(reply, body.get("model"))

@@ -25,8 +25,15 @@ __all__ = ["export_training", "export_training_table", "training_documents"]
 
 
 def _captured_turns(store: Any, episode_id: str) -> list[dict[str, Any]]:
-    turns = store.load_turns(episode_id)
-    return [data for _, (actor, data) in sorted(turns.items()) if actor == "model" and data and data.get("capture")]
+    """Every captured call in order: a rollout turn's rejected attempts (retries) before the turn."""
+    calls: list[dict[str, Any]] = []
+    for _, (actor, data) in sorted(store.load_turns(episode_id).items()):
+        if actor != "model" or not data:
+            continue
+        calls += [a for a in data.get("attempts") or [] if isinstance(a, dict) and a.get("capture")]
+        if data.get("capture"):
+            calls.append(data)
+    return calls
 
 
 def training_documents(store: Any, *, filters: Any = None, episode_ids: Iterable[str] | None = None) -> Iterator[dict[str, Any]]:

@@ -98,13 +98,17 @@ class _Progress:
 @click.option("--tools", default="auto", show_default=True, type=click.Choice(["auto", "on", "off"]),
               help="Tool calls from an MCP environment's tools.")
 @click.option("--success-threshold", default=None, type=float, help="Success: done with return >= this (default > 0).")
+@click.option("--capture", type=click.Choice(["tokens", "logprobs"]), default=None,
+              help="Ask the engine for its prompt/sampled token ids and logprobs and record them "
+                   "(export with `openenv episodes export --format training`).")
 @click.option("--db", default=None, help="Episode store: SQLite path or postgresql:// URL (default: the studio's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def rollout(env_target: str, provider: str, ray_address: str | None, env_token: str | None, model_url: str, model: str, api_key_env: str | None, episodes: int, concurrency: int,
             max_steps: int, seed: int, samples_per_seed: int, label: str | None, temperature: float | None,
             max_tokens: int | None, timeout_s: float, prompt_path: Path | None, tools: str,
-            success_threshold: float | None, db: str | None, as_json: bool, quiet: bool) -> None:  # fmt: skip
+            success_threshold: float | None, capture: str | None, db: str | None, as_json: bool,
+            quiet: bool) -> None:  # fmt: skip
     """Run model episodes against an environment and record every step and completion."""
     from openenv.core.errors import OpenEnvError
     from openenv.recording import EpisodeStore
@@ -117,7 +121,7 @@ def rollout(env_target: str, provider: str, ray_address: str | None, env_token: 
             raise click.UsageError(f"--api-key-env {api_key_env}: that environment variable is not set")
     template = prompt_path.read_text() if prompt_path is not None else None
     endpoint = ModelEndpoint(model_url, model=model, api_key=api_key, temperature=temperature,
-                             max_tokens=max_tokens, timeout_s=timeout_s)  # fmt: skip
+                             max_tokens=max_tokens, timeout_s=timeout_s, capture=capture)  # fmt: skip
     settings = RolloutSettings(episodes=episodes, concurrency=concurrency, max_steps=max_steps, seed=seed,
                                samples_per_seed=samples_per_seed, label=label, template=template, tools=tools,
                                success_threshold=success_threshold)  # fmt: skip

@@ -44,11 +44,13 @@ class ModelEndpoint:
     max_tokens: int | None = None
     timeout_s: float = 120.0
     transport: str = "auto"  # auto: the lean HTTP/1.1 client for plain http://, else httpx; or "httpx"
+    capture: str | None = None  # "tokens"/"logprobs": ask the engine for its ids/logprobs (openenv.capture)
 
     def settings(self) -> dict[str, Any]:
         """What is recorded with each episode: everything but the key."""
         return {"base_url": self.base_url, "model": self.model, "temperature": self.temperature,
-                "max_tokens": self.max_tokens, "timeout_s": self.timeout_s}  # fmt: skip
+                "max_tokens": self.max_tokens, "timeout_s": self.timeout_s,
+                **({"capture": self.capture} if self.capture else {})}  # fmt: skip
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Completion:
     latency_ms: float
     finish_reason: str | None = None
     attempts: int = 1
+    capture: dict[str, Any] | None = None  # with ``ModelEndpoint.capture``: prompt_ids, sampled_ids, logprobs, findings
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation."""
@@ -151,6 +154,10 @@ class ChatClient:
             body["max_tokens"] = e.max_tokens
         if tools:
             body["tools"] = tools
+        if e.capture:
+            from openenv.capture.engine import prepare_request
+
+            body = prepare_request(body, e.capture)
         return orjson.dumps(body)
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Completion:
@@ -172,7 +179,7 @@ class ChatClient:
             else:
                 if status == 200:
                     try:
-                        return _parse(content, (time.perf_counter() - t0) * 1000, attempt)
+                        return _parse(content, (time.perf_counter() - t0) * 1000, attempt, self.endpoint.capture)
                     except ModelError as exc:
                         error, wait = exc, None
                 else:
@@ -210,7 +217,19 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _parse(content: bytes, latency_ms: float, attempts: int) -> Completion:
+def _captured(data: dict[str, Any], level: str) -> dict[str, Any]:
+    """The engine's ids and logprobs in a reply, read and checked as the capture proxy does."""
+    from openenv.capture.checks import check_turn
+    from openenv.capture.engine import read_reply
+
+    reply = read_reply(data)
+    report = check_turn(reply.prompt_ids, reply.sampled_ids, reply.logprobs, finish_reason=reply.finish_reason)
+    return {"level": level, "prompt_ids": reply.prompt_ids, "sampled_ids": reply.sampled_ids,
+            "logprobs": reply.logprobs if report.ok else None, "reply": reply.message,
+            "findings": reply.findings + [str(f) for f in report.findings]}
+
+
+def _parse(content: bytes, latency_ms: float, attempts: int, capture: str | None = None) -> Completion:
     try:
         data = orjson.loads(content)
         choice = data["choices"][0]
@@ -238,4 +257,5 @@ def _parse(content: bytes, latency_ms: float, attempts: int) -> Completion:
         latency_ms=latency_ms,
         finish_reason=choice.get("finish_reason"),
         attempts=attempts,
+        capture=_captured(data, capture) if capture else None,
     )

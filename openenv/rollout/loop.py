@@ -73,12 +73,15 @@ async def discover_tools(base_url: str, headers: dict[str, str] | None = None) -
 
 
 def _turn_data(endpoint: ModelEndpoint, messages: list[dict[str, Any]], c: Completion | None,
-               attempts: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+               attempts: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     data: dict[str, Any] = {"model": endpoint.model, "messages": messages, "attempts": attempts}
     if c is not None:
         data.update(completion=c.text, tool_calls=c.tool_calls, prompt_tokens=c.prompt_tokens,
                     completion_tokens=c.completion_tokens, latency_ms=round(c.latency_ms, 3),
                     finish_reason=c.finish_reason, http_attempts=c.attempts)  # fmt: skip
+        if c.capture is not None:  # the same turn record as `openenv capture` writes (openenv.capture.recording)
+            cap = dict(c.capture)
+            data.update(tools=tools, reply=cap.pop("reply"), capture=cap)
     return data
 
 
@@ -106,7 +109,7 @@ async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: Epis
             error = exc.message
             if isinstance(exc, ActionValidationError) and exc.details.get("errors"):
                 error = f"{error}: {exc.details['errors']}"
-            failed = _turn_data(chat.endpoint, messages, completion, [])
+            failed = _turn_data(chat.endpoint, messages, completion, [], conv.policy.tools)
             failed.pop("attempts")
             failed["error"] = error
             attempts.append(failed)
@@ -119,7 +122,7 @@ async def play_turn(env: Any, conv: Conversation, chat: ChatClient, result: Epis
             env.record_turn("model", data, index=env.step_index + 1)
             mark("idle")
             raise InvalidReplyError(error, completion=completion.text) from None
-        env.record_turn("model", _turn_data(chat.endpoint, messages, completion, attempts))
+        env.record_turn("model", _turn_data(chat.endpoint, messages, completion, attempts, conv.policy.tools))
         mark("idle")
         return step
     raise AssertionError("unreachable")

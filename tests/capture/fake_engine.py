@@ -11,6 +11,7 @@ ids, as with a real engine. What it answers depends on the model name:
     pairing     a logprob entry naming another token id than its position's
     error       HTTP 500 with an OpenAI-style error body
     slow        vllm after 0.3 s
+    json        vllm, answering ``{"message": "m<k>"}`` (k = user messages so far): an echo env's action
 
 The reply: a tool call to the first offered tool while no tool result is in the conversation, else
 the text "done: <last tool result>" (or "echo: <last user message>" when no tools are offered).
@@ -60,6 +61,9 @@ def render_prompt(messages: list[dict[str, Any]]) -> list[int]:
 
 def reply_message(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
     messages, tools = body["messages"], body.get("tools") or []
+    if body.get("model") == "json":
+        k = sum(m["role"] == "user" for m in messages)
+        return {"role": "assistant", "content": json.dumps({"message": f"m{k}"})}, "stop"
     results = [m for m in messages if m["role"] == "tool"]
     if tools and not results:
         name = tools[0]["function"]["name"]

@@ -11,6 +11,7 @@ ids, as with a real engine. What it answers depends on the model name:
     pairing     a logprob entry naming another token id than its position's
     error       HTTP 500 with an OpenAI-style error body
     slow        vllm after 0.3 s
+    wait-<ms>   vllm after that many milliseconds (the bench's generation time)
     json        vllm, answering ``{"message": "m<k>"}`` (k = user messages so far): an echo env's action
 
 The reply: a tool call to the first offered tool while no tool result is in the conversation, else
@@ -86,6 +87,8 @@ def make_engine() -> Starlette:
             return JSONResponse({"error": {"message": "engine exploded", "type": "server_error"}}, status_code=500)
         if mode == "slow":
             await asyncio.sleep(0.3)
+        if mode.startswith("wait-"):
+            await asyncio.sleep(int(mode[5:]) / 1000)
         message, finish = reply_message(body)
         prompt = render_prompt(body["messages"])
         sampled = render_body(message)

@@ -17,6 +17,7 @@ from openenv.core.errors import ActionValidationError, OpenEnvError
 from webui.env_views import form_lists
 from webui.forms import attach_errors, build_form, parse_form
 from webui.mcp_panel import ToolForm
+from webui.studio.errors import NotFoundError
 from webui.studio.play import PlaySession
 from webui.studio.rendering import is_htmx, render_studio
 from webui.studio.state import studio_of
@@ -69,7 +70,7 @@ async def play_call(request: Request, sid: str, index: int) -> Response:
     ps = studio.plays.get(sid)
     forms = await tool_forms(ps)
     if not 0 <= index < len(forms):
-        return HTMLResponse('<p class="field-errors">No such tool.</p>', status_code=404)
+        raise NotFoundError(f"This environment has no tool number {index}; reload the page.", what="tool")
     tool = forms[index]
     value, errors = parse_form(tool.node, form_lists(await request.form()), prefix=tool.prefix)
     if errors or not isinstance(value, dict):

@@ -29,6 +29,7 @@ from webui.templating import render
 
 __all__ = ["McpPanel", "flat_observation", "install"]
 
+NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}  # a tool that lists no input schema
 log = logging.getLogger("openenv.webui")
 
 
@@ -88,7 +89,7 @@ class McpPanel:
                 raise OpenEnvError(reply["error"].get("message", "tools/list failed"), code="MCP_ERROR")
             tools = reply["result"]["tools"]
             self._forms = [
-                ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or {"type": "object"}))
+                ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or NO_ARGUMENTS))
                 for i, t in enumerate(tools)
             ]
         return self._forms

@@ -112,3 +112,16 @@ def test_seed_beyond_64_bits_is_a_field_error(sc: StudioClient, ids: dict[str, s
     resp = sc.post(f"/play/s/{ids['sid']}/reset", {"r.seed": str(2**64)})
     assert resp.status_code == 422 and resp.headers["HX-Retarget"] == "#reset-editor"
     assert "must fit in 64 bits" in resp.text
+
+
+def test_endpoint_settings_out_of_range_are_shown_by_their_fields(sc: StudioClient) -> None:
+    data = {"name": "local", "base_url": "http://127.0.0.1:9/v1", "model": "m", "temperature": "99",
+            "max_tokens": "-3"}
+    resp = sc.post("/models/endpoints", data, htmx=False)
+    assert resp.status_code == 422
+    form = page(resp.text).by_id("endpoint-form")
+    assert "temperature must be between 0.0 and 2.0" in form.by_id("ep-temp-error").text()
+    assert "max tokens must be between 1 and 1000000" in form.by_id("ep-max-tokens-error").text()
+    assert form.find("input", name="temperature").attrs["value"] == "99"  # what was typed stays
+    listed = sc.page("/models").find("li", data_endpoint="local")
+    assert listed is None

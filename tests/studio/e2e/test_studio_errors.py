@@ -67,3 +67,21 @@ def test_overlong_tag_keeps_the_typed_notes(page: Any, studio_e2e: tuple[str, Pa
     page.click("#save-notes")
     page.wait_for_selector("#notes .badge.done:text('saved')")
     assert page.input_value("#episode-notes") == "my typed notes"
+
+
+def test_seed_beyond_64_bits_then_reset_and_step(page: Any, studio_e2e: tuple[str, Path]) -> None:
+    url, _ = studio_e2e
+    rid = _launch(page, url, "echo", "process")
+    page.goto(f"{url}/play/{rid}")
+    page.wait_for_selector("#reset-form")
+    _htmx_errors(page)
+    page.fill('[id="f-r.seed"]', str(2**70))
+    page.click("#reset-button")
+    error = page.wait_for_selector("#reset-editor .field-errors")
+    assert "must fit in 64 bits" in error.inner_text()
+    assert page.locator("#observation").count() == 1
+    page.fill('[id="f-r.seed"]', "7")
+    page.click("#reset-button")
+    page.wait_for_selector("#observation .badge.step:text('reset')")
+    _step(page, "after", 1)
+    assert page.evaluate("() => window.__htmxErrors") == []

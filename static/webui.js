@@ -140,6 +140,39 @@
     }
   });
 
+  /* One error contract for fragments (webui/fragment_errors.py): an answer marked
+     X-Fragment-Error goes into the error slot of the part that asked (its [data-error-scope],
+     form or panel), never over the request's target; the slot empties on that part's next success. */
+  function errorScope(elt) {
+    var scope = elt && elt.closest ? elt.closest("[data-error-scope], form, .panel, section") : null;
+    return scope || document.getElementById("main") || document.body;
+  }
+  function errorSlot(elt, create) {
+    var scope = errorScope(elt);
+    var slot = scope.querySelector(":scope > .error-slot");
+    if (!slot && create) {
+      slot = document.createElement("div");
+      slot.className = "error-slot";
+      var head = scope.querySelector(":scope > .panel-head");
+      if (head) { head.after(slot); } else { scope.prepend(slot); }
+    }
+    return slot;
+  }
+  document.addEventListener("htmx:beforeSwap", function (ev) {
+    var xhr = ev.detail.xhr;
+    if (!xhr || !xhr.getResponseHeader("X-Fragment-Error")) { return; }
+    ev.detail.target = errorSlot(ev.detail.requestConfig ? ev.detail.requestConfig.elt : ev.detail.elt, true);
+    ev.detail.swapOverride = "innerHTML";
+    ev.detail.selectOverride = null;
+    ev.detail.shouldSwap = true;
+  });
+  document.addEventListener("htmx:afterRequest", function (ev) {
+    var status = ev.detail.xhr ? ev.detail.xhr.status : 0;
+    if (status < 200 || status >= 300 || !ev.detail.elt) { return; }
+    var slot = errorSlot(ev.detail.elt, false);
+    if (slot) { slot.remove(); }
+  });
+
   function init(root) {
     root.querySelectorAll("[data-list]").forEach(refreshList);
   }

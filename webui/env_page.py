@@ -34,6 +34,7 @@ from openenv.core.errors import (
 from webui import assets
 from webui.env_views import Editor, Notice, PageViews, field_help, form_lists, read_action, read_reset
 from webui.forms import build_form
+from webui.fragment_errors import describe, error_fragment
 from webui.templating import render, url
 from webui.web_sessions import WebSession, WebSessions
 
@@ -310,23 +311,22 @@ def _cap_message(exc: OpenEnvError) -> str:
 
 
 def _guarded(handler: Callable[..., Awaitable[Response]]) -> Callable[..., Awaitable[Response]]:
-    """Turn an unexpected failure into a readable notice (logged with its traceback, never shown)."""
+    """Answer any failure as a readable message (``webui.fragment_errors``): a bad request keeps its
+    4xx, an unexpected failure is logged with its traceback (never shown) and answered 500."""
 
     @functools.wraps(handler)
     async def run(request: Request, **params: Any) -> Response:
         try:
             return await handler(request, **params)
-        except Exception:
-            log.exception("/web handler %s failed", handler.__name__)
-            notice = Notice("error", "Something went wrong on the server", "The error was logged.",
-                            code="INTERNAL_ERROR")
+        except Exception as exc:
+            status, title, message, code = describe(exc)
+            if status >= 500:
+                log.exception("/web handler %s failed", handler.__name__)
+                title, message, code = "Something went wrong on the server", "The error was logged.", "INTERNAL_ERROR"
             if _is_htmx(request):
-                html = render("_notice_fragment.html", request=request, n=notice)
-                return HTMLResponse(html, status_code=500,
-                                    headers={"HX-Retarget": "#observation", "HX-Reswap": "innerHTML"})
-            html = render("error.html", request=request, title=notice.title, message=notice.message,
-                          retry=url(request, "web_page"))
-            return HTMLResponse(html, status_code=500)
+                return error_fragment(request, status, title, message, code=code)
+            html = render("error.html", request=request, title=title, message=message, retry=url(request, "web_page"))
+            return HTMLResponse(html, status_code=status)
 
     return run
 

@@ -190,10 +190,13 @@ class PageViews:
         view = meta = None
         if payload is not None:
             obs = payload.get("observation")
+            top = payload.get("metadata")
+            if isinstance(obs, dict) and "metadata" in obs and (not obs["metadata"] or obs["metadata"] == top):
+                obs = {k: v for k, v in obs.items() if k != "metadata"}  # the wire nests it too: shown once
             schema = schema_at(self.payload_schema(), "/observation") if isinstance(obs, dict) else None
             view = build_view(obs if isinstance(obs, dict) else {"value": obs}, "/observation", schema=schema)
-            if payload.get("metadata"):
-                meta = build_view(payload["metadata"], "/metadata")
+            if top:
+                meta = build_view(top, "/metadata")
         more = self.more_url(request, ws.id, record.index if record else 0)
         return ObsPanel(record, view, meta, notice, record is latest,
                         latest.index if latest else None, more)

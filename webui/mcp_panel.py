@@ -24,10 +24,12 @@ from starlette.responses import HTMLResponse, Response
 from openenv.core.errors import ActionValidationError, OpenEnvError, SessionNotFoundError
 from webui.env_views import form_lists
 from webui.forms import Bound, Node, attach_errors, bind, build_form, parse_form
+from webui.fragment_errors import error_fragment
 from webui.templating import render
 
 __all__ = ["McpPanel", "flat_observation", "install"]
 
+NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}  # a tool that lists no input schema
 log = logging.getLogger("openenv.webui")
 
 
@@ -87,7 +89,7 @@ class McpPanel:
                 raise OpenEnvError(reply["error"].get("message", "tools/list failed"), code="MCP_ERROR")
             tools = reply["result"]["tools"]
             self._forms = [
-                ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or {"type": "object"}))
+                ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or NO_ARGUMENTS))
                 for i, t in enumerate(tools)
             ]
         return self._forms
@@ -109,7 +111,7 @@ class McpPanel:
             return await self.page._gone(request, sid)
         forms = await self.forms()
         if not 0 <= index < len(forms):
-            return HTMLResponse('<p class="field-errors">No such tool.</p>', status_code=404)
+            return error_fragment(request, 404, "Not found", f"There is no tool number {index}; reload the page.")
         tool = forms[index]
         data = form_lists(await request.form())
         value, errors = parse_form(tool.node, data, prefix=tool.prefix)
@@ -156,7 +158,7 @@ class McpPanel:
             return await self.page._gone(request, sid)
         actions = self._actions.get(sid) or []
         if not 0 <= index < len(actions):
-            return HTMLResponse('<p class="field-errors">That action is no longer offered.</p>', status_code=409)
+            return error_fragment(request, 409, "Conflict", "That action is no longer offered; pick one the view shows now.")
         return await self._step(request, ws, actions[index][1])
 
     # -- one step, recorded -----------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +28,29 @@ def _tojson_attr(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def format_number(v: Any) -> str:
+    """A number as the pages show it (charts, tables, badges): integers whole (30000, never 3e+04),
+    floats to 4 significant digits without exponent between 1e-4 and 1e15, ``—`` for none."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if not math.isfinite(v):
+        return str(v)
+    size = abs(v)
+    if size == 0:
+        return "0"
+    if size < 1e-4 or size >= 1e15:
+        return f"{v:.4g}"
+    digits = math.floor(math.log10(size)) + 1  # before the point
+    text = f"{v:.{max(0, 4 - digits)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 def _size(n: int) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -46,7 +70,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals.update(url=url, asset_url=asset_url, htmx_path=HTMX_FILE)
-    env.filters.update(tojson_attr=_tojson_attr, filesize=_size)
+    env.filters.update(tojson_attr=_tojson_attr, filesize=_size, num=format_number)
     return env
 
 

@@ -86,6 +86,14 @@ def test_invalid_filter_is_shown_not_raised(sc: StudioClient) -> None:
     assert "a date like" in alert.text() and "a whole number" in alert.text()
 
 
+def test_garbage_cursor_is_a_422_with_a_message(sc: StudioClient) -> None:
+    resp = sc.http.get("/episodes", params={"cursor": "garbage"})
+    assert resp.status_code == 422
+    assert "cursor: not a page of this list" in page(resp.text).by_id("episode-list").text()
+    resp = sc.http.get("/episodes", params={"cursor": "garbage"}, headers={"HX-Request": "true"})
+    assert resp.status_code == 422 and "cursor: not a page" in fragment(resp.text).by_id("episode-list").text()
+
+
 def test_episode_page_timeline_chart_and_diff(sc: StudioClient, grid_run: dict) -> None:
     eid = grid_run["finished"][6]
     doc = sc.page(f"/episodes/{eid}", params={"step": "2"})

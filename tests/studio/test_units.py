@@ -8,6 +8,7 @@ from tests.studio.html import parse
 from webui.studio.charts import MAX_POINTS, reward_chart
 from webui.studio.episode_views import parse_listing
 from webui.studio.launch_options import read_launch_form
+from webui.templating import environment, format_number
 
 
 def test_chart_is_wellformed_svg_with_return_line() -> None:
@@ -19,6 +20,21 @@ def test_chart_is_wellformed_svg_with_return_line() -> None:
     assert len(points) == 4
     assert root.find("line", class_="cursor") is not None
     assert "return 2.5 after 3 steps" in root.find("title").text()
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (30000.0, "30000"), (30000, "30000"), (1.7000000000000002, "1.7"), (12345.678, "12346"), (0.1234567, "0.1235"),
+    (-2.5, "-2.5"), (0.0, "0"), (None, "—"), (1e20, "1e+20"), (-4e-05, "-4e-05"),
+])
+def test_one_number_format(value: object, shown: str) -> None:
+    assert format_number(value) == shown
+
+
+def test_chart_and_tables_show_large_returns_whole() -> None:
+    svg = parse(str(reward_chart([None, 10000.0, 20000.0]))).find("svg")
+    assert svg.find("title").text() == "return 30000 after 2 steps"
+    assert "3e+04" not in str(reward_chart([None, 10000.0, 20000.0]))
+    assert environment().from_string("{{ v|num }}").render(v=30000.0) == "30000"
 
 
 def test_chart_downsamples_long_episodes() -> None:

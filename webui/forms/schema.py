@@ -13,6 +13,7 @@ KINDS = (
 )
 _TEXTAREA_FORMATS = {"textarea", "multiline", "multi-line", "text"}
 _CODE_FORMATS = {"code", "json", "python", "source"}
+_HINT_KEYS = ("format", "widget", "x-widget", "contentMediaType", "language", "x-language", "multiline")
 _INPUT_TYPES = {
     "email": "email", "uri": "url", "url": "url", "date": "date", "time": "time",
     "date-time": "datetime-local", "password": "password", "color": "color",
@@ -168,7 +169,8 @@ def _typed(ctx: _Ctx, base: Node, schema: dict[str, Any], t: Any, stack: tuple[s
         return base
     if t == "object" or "properties" in schema:
         props = schema.get("properties")
-        if not isinstance(props, dict) or not props or schema.get("additionalProperties") not in (None, False):
+        free = schema.get("additionalProperties") not in (None, False)
+        if not isinstance(props, dict) or (not props and "properties" not in schema) or free:
             base.reason = "free-form object"
             return base
         required = set(schema.get("required") or ())
@@ -225,7 +227,7 @@ def _union(ctx: _Ctx, base: Node, schema: dict[str, Any], branches: list[Any], s
         base.kind, base.const = "const", None
         return base
     if len(kept) == 1:
-        inner = _node(ctx, kept[0], base.key, True, stack, depth + 1)
+        inner = _node(ctx, _with_hints(schema, kept[0]), base.key, True, stack, depth + 1)
     else:
         inner = _variants(ctx, Node(kind="union", key=base.key, title=base.title, required=True),
                           schema, kept, stack, depth)
@@ -234,6 +236,15 @@ def _union(ctx: _Ctx, base: Node, schema: dict[str, Any], branches: list[Any], s
     inner.title, inner.description = base.title, base.description
     inner.required, inner.default = base.required, base.default
     return inner
+
+
+def _with_hints(outer: dict[str, Any], branch: Any) -> Any:
+    """``branch`` with the widget hints (``format``...) set beside ``anyOf`` (pydantic puts a
+    ``str | None`` field's ``json_schema_extra`` there), unless the branch sets its own."""
+    hints = {k: outer[k] for k in _HINT_KEYS if k in outer}
+    if not hints or not isinstance(branch, dict) or "$ref" in branch:
+        return branch
+    return {**hints, **branch}
 
 
 def _variants(ctx: _Ctx, node: Node, schema: dict[str, Any], kept: list[Any], stack: tuple[str, ...],

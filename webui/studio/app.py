@@ -20,9 +20,9 @@ from starlette.responses import JSONResponse, Response
 from openenv.core.errors import OpenEnvError
 from openenv.recording import EpisodeStore
 from webui import assets
+from webui.fragment_errors import describe
 from webui.studio import mcp_play, web_view_play
 from webui.studio.catalogue import Catalogue
-from webui.studio.errors import StudioError
 from webui.studio.launcher import Launcher
 from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
 from webui.studio.play import PlaySessions
@@ -37,7 +37,6 @@ __all__ = ["create_studio_app"]
 
 log = logging.getLogger("openenv.studio")
 JOURNAL_RECOVERY_INTERVAL_S = 5.0
-_TITLES = {403: "Refused", 404: "Not found", 405: "Not allowed", 422: "Invalid input", 502: "Environment error"}
 
 
 async def _static(request: Request, path: str) -> Response:
@@ -105,28 +104,14 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.add_api_route("/static/{path:path}", _static, methods=["GET", "HEAD"], name=assets.STATIC_ROUTE,
                       include_in_schema=False)
 
-    @app.exception_handler(OpenEnvError)
-    async def _openenv_error(request: Request, exc: OpenEnvError) -> Response:
-        status = exc.status if isinstance(exc, StudioError) else 502
-        return error_page(request, status, _TITLES.get(status, "Error"), exc.message, code=exc.code)
+    async def _error(request: Request, exc: Exception) -> Response:
+        status, title, message, code = describe(exc)
+        if status >= 500 and not isinstance(exc, OpenEnvError):
+            log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_page(request, status, title, message, code=code)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        message = exc.detail if isinstance(exc.detail, str) else "The request could not be handled."
-        if exc.status_code == 404 and message == "Not Found":
-            message = "There is nothing at this address."
-        return error_page(request, exc.status_code, _TITLES.get(exc.status_code, "Error"), message)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        details = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
-        return error_page(request, 422, _TITLES[422], details or "Invalid request.")
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_page(request, 500, "Something went wrong",
-                          f"The studio hit an unexpected {type(exc).__name__}; details are in its log.")
+    for kind in (OpenEnvError, StarletteHTTPException, RequestValidationError, Exception):
+        app.add_exception_handler(kind, _error)
 
     app.add_middleware(TokenGate, token=settings.token)
     if settings.token is None:

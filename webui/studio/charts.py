@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
+from webui.templating import format_number
+
 __all__ = ["reward_chart"]
 
 MAX_POINTS = 400
@@ -18,10 +20,6 @@ def _buckets(n: int, limit: int) -> list[tuple[int, int]]:
         return [(i, i + 1) for i in range(n)]
     size = n / limit
     return [(int(b * size), max(int(b * size) + 1, int((b + 1) * size))) for b in range(limit)]
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
 
 
 def reward_chart(
@@ -56,8 +54,8 @@ def reward_chart(
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
         f'aria-label="reward per step and running return over {n} steps" data-points="{n}">',
         f'<line class="axis" x1="{pad_l}" y1="{y(0):.1f}" x2="{width - pad_r}" y2="{y(0):.1f}"/>',
-        f'<text class="tick" x="{pad_l - 4}" y="{y(hi) + 4:.1f}" text-anchor="end">{_fmt(hi)}</text>',
-        f'<text class="tick" x="{pad_l - 4}" y="{y(lo):.1f}" text-anchor="end">{_fmt(lo)}</text>',
+        f'<text class="tick" x="{pad_l - 4}" y="{y(hi) + 4:.1f}" text-anchor="end">{format_number(hi)}</text>',
+        f'<text class="tick" x="{pad_l - 4}" y="{y(lo):.1f}" text-anchor="end">{format_number(lo)}</text>',
         f'<text class="tick" x="{pad_l}" y="{height - 4}">0</text>',
         f'<text class="tick" x="{width - pad_r}" y="{height - 4}" text-anchor="end">{n - 1}</text>',
     ]
@@ -75,5 +73,5 @@ def reward_chart(
     if current is not None and 0 <= current < n:
         parts.append(f'<line class="cursor" x1="{x(current):.1f}" y1="{pad_t}" x2="{x(current):.1f}" '
                      f'y2="{pad_t + h}"/>')
-    parts.append(f"<title>{escape(f'return {_fmt(running[-1])} after {n - 1} steps')}</title></svg>")
+    parts.append(f"<title>{escape(f'return {format_number(running[-1])} after {n - 1} steps')}</title></svg>")
     return Markup("".join(parts))

@@ -16,7 +16,8 @@ from starlette.responses import HTMLResponse, Response
 from openenv.core.errors import ActionValidationError, OpenEnvError
 from webui.env_views import form_lists
 from webui.forms import attach_errors, build_form, parse_form
-from webui.mcp_panel import ToolForm
+from webui.mcp_panel import NO_ARGUMENTS, ToolForm
+from webui.studio.errors import NotFoundError
 from webui.studio.play import PlaySession
 from webui.studio.rendering import is_htmx, render_studio
 from webui.studio.state import studio_of
@@ -40,7 +41,7 @@ async def tool_forms(ps: PlaySession) -> list[ToolForm]:
         reply = {}
     tools = (reply.get("result") or {}).get("tools") if isinstance(reply, dict) else None
     forms = [
-        ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or {"type": "object"}))
+        ToolForm(i, t["name"], t.get("description") or "", build_form(t.get("inputSchema") or NO_ARGUMENTS))
         for i, t in enumerate(tools or [])
         if isinstance(t, dict) and t.get("name")
     ]
@@ -69,7 +70,7 @@ async def play_call(request: Request, sid: str, index: int) -> Response:
     ps = studio.plays.get(sid)
     forms = await tool_forms(ps)
     if not 0 <= index < len(forms):
-        return HTMLResponse('<p class="field-errors">No such tool.</p>', status_code=404)
+        raise NotFoundError(f"This environment has no tool number {index}; reload the page.", what="tool")
     tool = forms[index]
     value, errors = parse_form(tool.node, form_lists(await request.form()), prefix=tool.prefix)
     if errors or not isinstance(value, dict):

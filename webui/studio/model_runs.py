@@ -57,6 +57,19 @@ class EndpointConfig:
     timeout_s: float = 120.0
 
 
+ENDPOINT_BOUNDS = {"temperature": (0.0, 2.0), "max_tokens": (1, 1_000_000), "timeout_s": (0.1, 3600.0)}
+
+
+def endpoint_field_errors(config: EndpointConfig) -> dict[str, str]:
+    """Field name -> message for each sampling setting outside what an OpenAI-compatible server takes."""
+    errors = {}
+    for name, (lo, hi) in ENDPOINT_BOUNDS.items():
+        value = getattr(config, name)
+        if value is not None and not lo <= value <= hi:
+            errors[name] = f"{name.replace('_', ' ')} must be between {lo} and {hi}"
+    return errors
+
+
 class Endpoints:
     """Saved endpoints (a JSON file in the data dir) and keys typed in the page (memory only)."""
 
@@ -93,6 +106,9 @@ class Endpoints:
             raise ModelRunError("Name the model to ask (e.g. the name vLLM serves).")
         if config.api_key_env and not _ENV_VAR.match(config.api_key_env):
             raise ModelRunError(f"{config.api_key_env!r} is not an environment variable name.")
+        problems = endpoint_field_errors(config)
+        if problems:
+            raise ModelRunError("; ".join(problems.values()))
         items = [e for e in self.list() if e.name != config.name] + [config]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from openenv.core import GenericEnvClient, OpenEnvError
+from openenv.core.errors import ActionValidationError
 from openenv.recording import EpisodeStore, fork, record
 from webui.env_views import field_help
 from webui.forms import Node, build_form
@@ -27,6 +28,7 @@ from webui.web_sessions import WebSession
 __all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions", "reset_schema"]
 
 MAX_PLAY_SESSIONS = 64
+SEED_BOUNDS = (-(2**63), 2**63 - 1)  # the store's seed column: SQLite INTEGER, Parquet int64
 PLAY_HISTORY = 20  # rows in the Play page's history; the episode page has every step
 RESET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -145,6 +147,11 @@ class PlaySessions:
         return ps
 
     async def reset(self, ps: PlaySession, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Reset ``ps`` with ``kwargs``; a seed the store cannot hold is an ``ActionValidationError``."""
+        seed = kwargs.get("seed")
+        if isinstance(seed, int) and not SEED_BOUNDS[0] <= seed <= SEED_BOUNDS[1]:
+            msg = f"a seed must fit in 64 bits (at most {SEED_BOUNDS[1]})"
+            raise ActionValidationError(msg, errors=[{"loc": ["seed"], "msg": msg, "type": "value_error"}])
         async with ps.lock:
             started = time.perf_counter()
             result = await ps.client.reset(**{k: v for k, v in kwargs.items() if v is not None})

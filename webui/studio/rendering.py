@@ -10,15 +10,14 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from webui.fragment_errors import error_fragment, is_fragment_request
 from webui.studio.charts import reward_chart
 from webui.templating import environment, url
 
 __all__ = ["error_page", "is_htmx", "page", "page_or_fragment", "render_studio"]
 
 
-def is_htmx(request: Request) -> bool:
-    """An htmx request (it wants a fragment) that is not a boosted page load."""
-    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-Boosted") != "true"
+is_htmx = is_fragment_request  # an htmx request (it wants a fragment) that is not a boosted page load
 
 
 def _ago(ts: float | None) -> str:
@@ -43,14 +42,6 @@ def _duration(seconds: float | None) -> str:
 
 def _when(ts: float | None) -> str:
     return "—" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
 
 
 def _route_formats(app: Any) -> dict[str, tuple[str, frozenset[str]]]:
@@ -90,7 +81,7 @@ def _env() -> jinja2.Environment:
     """The shared environment, overlaid with the studio's filters (the shared one is untouched)."""
     env = environment().overlay()
     env.filters, env.globals = dict(env.filters), dict(env.globals)
-    env.filters.update(ago=_ago, duration=_duration, when=_when, num=_num)
+    env.filters.update(ago=_ago, duration=_duration, when=_when)
     env.globals.update(reward_chart=reward_chart, url=fast_url)
     return env
 
@@ -112,10 +103,10 @@ def page_or_fragment(request: Request, page_template: str, fragment: str, *, sta
 
 
 def error_page(request: Request, status: int, title: str, message: str, *, code: str | None = None) -> Response:
-    """``studio/{status}.html`` if it exists, else the error page; a notice fragment for htmx."""
+    """``studio/{status}.html`` if it exists, else the error page; for htmx the error fragment
+    that goes into the asking part's error slot (``webui.fragment_errors``)."""
     if is_htmx(request):
-        html = render_studio("studio/_error.html", request, title=title, message=message, code=code)
-        return HTMLResponse(html, status_code=status)
+        return error_fragment(request, status, title, message, code=code)
     env = _env()
     template = env.select_template([f"studio/{status}.html", "studio/error.html", "error.html"])
     retry = url(request, "envs_page")

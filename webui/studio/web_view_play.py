@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from openenv.core.errors import ActionValidationError, OpenEnvError
+from webui.fragment_errors import error_fragment
 from webui.studio.rendering import render_studio
 from webui.studio.state import studio_of
 
@@ -52,7 +53,7 @@ async def play_view_act(request: Request, sid: str, index: int) -> Response:
     ps = studio.plays.get(sid)
     actions = _ACTIONS.get(sid) or []
     if not 0 <= index < len(actions):
-        return HTMLResponse('<p class="field-errors">That action is no longer offered.</p>', status_code=409)
+        return error_fragment(request, 409, "Conflict", "That action is no longer offered; pick one the view shows now.")
     try:
         await studio.plays.step(ps, actions[index][1])
     except (ActionValidationError, OpenEnvError) as exc:

@@ -16,7 +16,13 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from openenv.recording import EpisodeNotFoundError, MissingExtraError, export_jsonl, export_parquet
+from openenv.recording import (
+    EpisodeNotFoundError,
+    MissingExtraError,
+    RecordingError,
+    export_jsonl,
+    export_parquet,
+)
 from openenv.recording.records import EpisodeRecord
 from webui.obs_view import build_view, resolve_pointer, schema_at
 from webui.studio.catalogue import Entry
@@ -49,7 +55,15 @@ def _episode(studio: Studio, eid: str) -> EpisodeRecord:
 async def episodes_page(request: Request) -> Response:
     studio = studio_of(request)
     listing = parse_listing(request.query_params)
-    page_items = studio.store.list_episodes(listing.filters, limit=studio.settings.page_size, cursor=listing.cursor)
+    try:
+        page_items = studio.store.list_episodes(listing.filters, limit=studio.settings.page_size,
+                                                cursor=listing.cursor)
+    except RecordingError as exc:
+        if exc.code != "BAD_CURSOR":
+            raise
+        listing.errors["cursor"] = "not a page of this list (the first page is shown)"
+        listing.cursor = None
+        page_items = studio.store.list_episodes(listing.filters, limit=studio.settings.page_size)
     ctx: dict[str, Any] = {
         "nav": "episodes", "listing": listing, "episodes": page_items.items, "next_cursor": page_items.next_cursor,
         "options": {c: distinct_values(studio.store, c) for c in ("env_name", "source", "label")},

@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from openenv.rollout import RolloutSettings
 from webui.studio.errors import NotFoundError
-from webui.studio.model_runs import EndpointConfig, ModelRunError, compare_by_seed
+from webui.studio.model_runs import EndpointConfig, ModelRunError, compare_by_seed, endpoint_field_errors
 from webui.studio.rendering import is_htmx, page, render_studio
 from webui.studio.state import studio_of
 from webui.templating import url
@@ -35,7 +35,10 @@ def _num(form: Any, name: str, kind: type, default: Any, errors: dict[str, str])
     try:
         return kind(raw)
     except ValueError:
-        errors[name] = f"{name.replace('_', ' ')} must be a number"
+        errors[name] = f"{name.replace('_', ' ')} must be {'a whole number' if kind is int else 'a number'}"
+        return default
+    except OverflowError:
+        errors[name] = f"{name.replace('_', ' ')} is out of range"
         return default
 
 
@@ -66,6 +69,8 @@ async def save_endpoint(request: Request) -> Response:
         max_tokens=_num(form, "max_tokens", int, None, errors),
         timeout_s=_num(form, "timeout_s", float, 120.0, errors),
     )
+    if not errors:
+        errors.update(endpoint_field_errors(config))
     if not errors:
         try:
             _endpoints(request).save(config, (form.get("api_key") or "").strip() or None)

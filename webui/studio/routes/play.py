@@ -14,15 +14,13 @@ from starlette.responses import HTMLResponse, Response
 
 from openenv.core.errors import ActionValidationError, OpenEnvError
 from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
+from webui.fragment_errors import code_status
 from webui.studio.errors import NotFoundError
 from webui.studio.play import PlaySession
 from webui.studio.rendering import is_htmx, page, render_studio
 from webui.studio.state import studio_of
 
 router = APIRouter()
-
-_STATUS = {"VALIDATION_ERROR": 422, "STEP_BEFORE_RESET": 409, "ENV_BUSY": 409, "TIMEOUT": 504,
-           "CAPACITY_REACHED": 503, "SESSION_ERROR": 410, "CONNECTION_LOST": 502}
 
 
 def _views(ps: PlaySession) -> PageViews:
@@ -96,7 +94,7 @@ async def _editor_reply(request: Request, ps: PlaySession, editor: Editor, statu
 
 
 def _failure(title: str, exc: OpenEnvError) -> tuple[int, Notice]:
-    return _STATUS.get(exc.code, 502), Notice("error", title, exc.message, code=exc.code)
+    return code_status(exc.code), Notice("error", title, exc.message, code=exc.code)
 
 
 @router.post("/play/s/{sid}/step", name="web_step")

@@ -207,13 +207,14 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         index = session.graph.stats()["n_turns"]
         report = (check_turn(reply.prompt_ids, reply.sampled_ids, reply.logprobs, finish_reason=reply.finish_reason, index=index)
                   if level == "tokens" else check_turn_eval(reply.message, finish_reason=reply.finish_reason, index=index))
-        session.findings += reply.findings + [str(f) for f in report.findings]
+        findings = reply.findings + [str(f) for f in report.findings]
         logprobs = reply.logprobs if report.ok else None
         if level == "tokens" and truncating_params(requested) and "sampling_overridden" not in session.metadata:
             session.metadata["sampling_overridden"] = truncating_params(requested)
-            session.findings.append("[WARN] sampling_neutralised: the harness asked for "
-                                    + ", ".join(f"{k}={v}" for k, v in sorted(truncating_params(requested).items()))
-                                    + "; sent at their no-op values so the logprobs are the sampling policy's")
+            findings.append("[WARN] sampling_neutralised: the harness asked for "
+                            + ", ".join(f"{k}={v}" for k, v in sorted(truncating_params(requested).items()))
+                            + "; sent at their no-op values so the logprobs are the sampling policy's")
+        session.findings += findings
         node = session.graph.add_turn(TurnNode(
             node_id=uuid.uuid4().hex[:12], prompt_ids=reply.prompt_ids, sampled_ids=reply.sampled_ids,
             sampled_logprobs=list(logprobs) if logprobs else None, model=sent.get("model"),
@@ -229,7 +230,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             try:
                 await _store(recorder.record_call, session.episode_id,
                              turn_record(node, session_id=session.session_id, latency_ms=reply.latency_ms,
-                                         usage=reply.usage, level=level))
+                                         usage=reply.usage, level=level, findings=findings))
             except Exception as exc:  # the call was captured in memory; say it did not reach the store
                 log.exception("recording a captured call failed")
                 session.findings.append(f"[FATAL] capture_record_failed: {type(exc).__name__}: {exc}")

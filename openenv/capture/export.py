@@ -19,12 +19,12 @@ from typing import IO, Any
 from openenv.recording.errors import ExportFormatError
 
 from .document import rollout_document
-from .recording import graph_from_turns
+from .recording import findings_of, graph_from_turns
 
-__all__ = ["export_training", "export_training_table", "training_documents"]
+__all__ = ["captured_calls", "export_training", "export_training_table", "training_documents"]
 
 
-def _captured_turns(store: Any, episode_id: str) -> list[dict[str, Any]]:
+def captured_calls(store: Any, episode_id: str) -> list[dict[str, Any]]:
     """Every captured call in order: a rollout turn's rejected attempts (retries) before the turn."""
     calls: list[dict[str, Any]] = []
     for _, (actor, data) in sorted(store.load_turns(episode_id).items()):
@@ -41,7 +41,7 @@ def training_documents(store: Any, *, filters: Any = None, episode_ids: Iterable
     chosen = list(episode_ids) if episode_ids is not None else None
     episodes = (store.get_episode(i) for i in chosen) if chosen is not None else store.iter_episodes(filters)
     for ep in episodes:
-        turns = _captured_turns(store, ep.id)
+        turns = captured_calls(store, ep.id)
         if not turns:
             if chosen is None and ep.step_count == 0:
                 continue
@@ -52,7 +52,8 @@ def training_documents(store: Any, *, filters: Any = None, episode_ids: Iterable
             raise ExportFormatError(f"episode {ep.id} is an eval rollout (captured at level {', '.join(sorted(levels))}, "
                                     "no token ids): there is nothing a trainer can learn from; capture at level tokens")
         session_id = turns[0]["capture"].get("session_id") or ep.id
-        doc = rollout_document(graph_from_turns(turns), session_id=session_id, capture_level="tokens")
+        doc = rollout_document(graph_from_turns(turns), session_id=session_id, capture_level="tokens",
+                               findings=findings_of(turns))
         yield {**doc, "episode_id": ep.id, "return": ep.total_reward}
 
 

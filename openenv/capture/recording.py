@@ -17,11 +17,11 @@ from typing import Any
 
 from .graph import RolloutGraph, TurnNode
 
-__all__ = ["CaptureRecorder", "graph_from_turns", "turn_record"]
+__all__ = ["CaptureRecorder", "findings_of", "graph_from_turns", "turn_record"]
 
 
 def turn_record(node: TurnNode, *, session_id: str, latency_ms: float, usage: dict[str, Any],
-                level: str) -> dict[str, Any]:
+                level: str, findings: list[str] | None = None) -> dict[str, Any]:
     """The model-turn data of one captured call (the keys the studio shows, and the token fields)."""
     message = node.response_message or {}
     return {
@@ -33,8 +33,13 @@ def turn_record(node: TurnNode, *, session_id: str, latency_ms: float, usage: di
                     "prompt_ids": node.prompt_ids, "sampled_ids": node.sampled_ids,
                     "logprobs": node.sampled_logprobs, "harness_session_id": node.harness_session_id,
                     "system_digest": node.system_digest, "sampling_params": node.sampling_params,
-                    "requested_sampling_params": node.requested_sampling_params},
+                    "requested_sampling_params": node.requested_sampling_params, "findings": list(findings or [])},
     }
+
+
+def findings_of(turns: list[dict[str, Any]]) -> list[str]:
+    """The per-call findings recorded with each turn, in order (a rollout document's call findings)."""
+    return [f for data in turns for f in (data.get("capture") or {}).get("findings") or []]
 
 
 def graph_from_turns(turns: list[dict[str, Any]]) -> RolloutGraph:

@@ -33,7 +33,7 @@ def test_a_tool_using_chat_rollout_is_one_trainable_sequence_of_the_engines_own_
     messages = run_chat(f"{proxy.base_url}/v1", sid, stream=stream)
     assert messages[-1]["content"] == "done: 2"  # the harness got real answers, streamed or not
     doc = _doc(proxy, sid)
-    assert doc["trainable"] is True and doc["rollout_type"] == "train" and doc["metadata"] == {"task": "add"}
+    assert doc["trainable"] is True and doc["rollout_type"] == "train" and doc["metadata"] == {"task": "add", "api_type": "openai_chat"}
     assert doc["stats"]["n_turns"] == 2 and doc["stats"]["n_roots"] == 1
     (seq,) = doc["sequences"]
     expected = render_prompt(messages[:-1]) + render_body(messages[-1])  # what the engine saw and sampled

@@ -53,6 +53,7 @@ def test_each_call_is_a_recorded_step_with_its_tokens_and_the_export_is_the_live
     assert call["tools"][0]["function"]["name"] == "add" and call["messages"][-1]["role"] == "tool"
     (doc,) = training_documents(any_store, episode_ids=[ep.id])
     assert doc["sequences"] == live["sequences"] and doc["stats"] == live["stats"] and doc["trainable"]
+    assert doc["validation"] == live["validation"] and doc["turns"] == live["turns"]
     assert doc["session_id"] == sid and doc["episode_id"] == ep.id
 
 

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from openenv.recording import EpisodeNotFoundError, ExportFormatError
 from webui.studio.errors import NotFoundError, StudioError
-from webui.studio.rendering import page, page_or_fragment
+from webui.studio.rendering import page_or_fragment
 from webui.studio.state import studio_of
 from webui.studio.token_view import token_view
 

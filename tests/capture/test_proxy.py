@@ -148,3 +148,21 @@ def test_a_retry_and_a_title_call_are_labelled_not_dropped(proxy: CaptureServer)
     assert [s["trainable"] for s in doc["sequences"] if s["role"] == "agent"] == [True]
     assert any(f.startswith("[WARN] discarded_turns") for f in doc["validation"])
     assert len(_doc(proxy, sid)["sequences"]) == 2  # discarded rows only when asked for
+
+
+def test_trace_entries_carry_the_engines_ids_per_agent_call(proxy: CaptureServer) -> None:
+    from openenv.capture.contract import to_trace_entries, to_turn_records
+
+    sid = _session(proxy)
+    messages = run_chat(f"{proxy.base_url}/v1", sid)
+    session = proxy.registry.get(sid)
+    doc = proxy.rollout(sid)
+    entries = to_trace_entries(session.graph, doc)
+    assert len(entries) == 2
+    for entry, prompt in zip(entries, (messages[:2], messages[:4]), strict=True):
+        assert entry["prompt_token_ids"] == render_prompt(prompt)
+        assert entry["loss_mask"] == [0] * len(entry["prompt_token_ids"]) + [1] * len(entry["completion_token_ids"])
+        assert len(entry["per_token_logps"]) == len(entry["completion_token_ids"])
+    assert [r[1] for r in to_turn_records(session.graph, doc)] == [e["completion_token_ids"] for e in entries]
+    with pytest.raises(ValueError, match="eval rollout"):
+        to_trace_entries(session.graph, {**doc, "rollout_type": "eval"})

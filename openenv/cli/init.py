@@ -20,8 +20,8 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
 _RESERVED = {"app", "tests", "test", "openenv", "webui", "server", "client", "models", "environment"}
 DOCKERFILE_NOTE = (
-    "# Copied from openenv-studio's docker/Dockerfile by `openenv init`, for reference:\n"
-    "# `openenv build .` always uses the shared file of the installed openenv-studio, with this\n"
+    "# Copied from OpenEnv Studio's docker/Dockerfile by `openenv init`, for reference:\n"
+    "# `openenv build .` always uses the shared file of the installed OpenEnv Studio, with this\n"
     "# directory staged as env/ in the build context.\n"
 )
 

@@ -36,7 +36,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup)
-@click.version_option(package_name="openenv-studio")
+@click.version_option(package_name="openenv")
 def cli() -> None:
     """OpenEnv Studio: serve, build, record and inspect RL environments."""
 

@@ -41,7 +41,7 @@ def _check_requirements(root: Path) -> str:
     for name in ("pyproject.toml", "requirements.txt", "setup.py"):
         if (root / name).is_file():
             return f"{name} (installed by openenv build)"
-    raise CheckWarning("no pyproject.toml or requirements.txt: the image gets openenv-studio only")
+    raise CheckWarning("no pyproject.toml or requirements.txt: the image gets OpenEnv Studio's openenv only")
 
 
 def _load(root: Path, holder: dict[str, Any]) -> str:

@@ -97,7 +97,7 @@ def make_engine(target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -
     except ImportError as exc:
         raise MissingExtraError(
             f"the database driver for this URL is not installed ({exc}); for PostgreSQL: "
-            "pip install 'openenv-studio[postgres]'",
+            "pip install 'psycopg[binary]'",
             extra="postgres",
         ) from exc
 

@@ -33,7 +33,7 @@ def _pa() -> Any:
         import pyarrow.parquet  # noqa: F401 - loads the submodule
     except ImportError as exc:
         raise MissingExtraError(
-            "Parquet needs pyarrow: pip install 'openenv-studio[parquet]'", extra="parquet"
+            "Parquet needs pyarrow: pip install pyarrow", extra="parquet"
         ) from exc
     return pyarrow
 

@@ -87,7 +87,7 @@ def ensure_schema(
     if version > target:
         raise SchemaVersionError(
             f"the store has schema version {version}, newer than this release supports ({target}); "
-            "upgrade openenv-studio to open it",
+            "upgrade OpenEnv Studio to open it",
             found=version,
             supported=target,
         )

@@ -42,7 +42,7 @@ def test_the_scaffold_has_every_part(scaffold: Path):
 def test_the_dockerfile_is_the_shared_one(scaffold: Path):
     text = (scaffold / "Dockerfile").read_text()
     assert text.endswith(dockerfile_path().read_text())
-    assert text.startswith("# Copied from openenv-studio's docker/Dockerfile")
+    assert text.startswith("# Copied from OpenEnv Studio's docker/Dockerfile")
 
 
 def test_names_become_package_class_and_image():

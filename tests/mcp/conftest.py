@@ -11,4 +11,4 @@ from tests._require import require
 
 @pytest.fixture(autouse=True)
 def _needs_fastmcp() -> None:
-    require(importlib.util.find_spec("fastmcp") is not None, "fastmcp (pip install 'openenv-studio[mcp]')")
+    require(importlib.util.find_spec("fastmcp") is not None, "fastmcp (pip install fastmcp)")

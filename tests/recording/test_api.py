@@ -39,7 +39,7 @@ def test_postgres_url_without_driver_names_the_extra() -> None:
         "import sys; sys.modules['psycopg'] = None\n"
         "import openenv.recording as r\n"
         "try:\n    r.EpisodeStore('postgresql://u:p@127.0.0.1:1/db')\n"
-        "except r.MissingExtraError as e:\n    print(e.code, 'openenv-studio[postgres]' in str(e))\n"
+        "except r.MissingExtraError as e:\n    print(e.code, 'psycopg[binary]' in str(e))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False

@@ -102,6 +102,6 @@ def test_without_ray_installed_the_reason_is_given() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.splitlines() == [
-        "Ray is not installed (pip install 'openenv-studio[ray]').",
-        "ENGINE_UNAVAILABLE Ray is not installed (pip install 'openenv-studio[ray]')",
+        "Ray is not installed (pip install 'ray[default]').",
+        "ENGINE_UNAVAILABLE Ray is not installed (pip install 'ray[default]')",
     ], out.stderr[-2000:]

@@ -79,9 +79,9 @@ def _stage(ctx: Path, env_dir: Path | None, offline: bool, cache_dir: Path) -> d
             download_dependencies(wheels, wheel, cache_dir=cache_dir)
             args["PIP_ARGS"] = "--no-index"
     elif offline:
-        raise ImageBuildError("an offline build needs the openenv-studio source tree")
+        raise ImageBuildError("an offline build needs the OpenEnv Studio source tree")
     else:
-        args["OPENENV_PACKAGE"] = f"openenv-studio=={metadata.version('openenv-studio')}"
+        args["OPENENV_PACKAGE"] = f"openenv=={metadata.version('openenv')}"
     if env_dir is None:
         (ctx / "env").mkdir()
         (ctx / "env" / ".keep").touch()

@@ -55,7 +55,7 @@ def project_root() -> Path | None:
     """The source tree this package runs from, if it is a checkout (has ``pyproject.toml``)."""
     root = Path(__file__).resolve().parents[3]
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file() and 'name = "openenv-studio"' in pyproject.read_text():
+    if pyproject.is_file() and (root / "webui").is_dir() and 'name = "openenv"' in pyproject.read_text():
         return root
     return None
 
@@ -72,7 +72,7 @@ def build_project_wheel(dest: Path, root: Path | None = None) -> Path:
     """Build this project's wheel from its source tree into ``dest``; return the wheel's path."""
     root = root or project_root()
     if root is None:
-        raise ImageBuildError("no source tree to build the openenv-studio wheel from")
+        raise ImageBuildError("no OpenEnv Studio source tree to build the openenv wheel from")
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="openenv-wheel-") as tmp:
         _pip(["wheel", "--no-deps", "-w", tmp, str(root)], "building the project wheel")

@@ -8,7 +8,7 @@ except ModuleNotFoundError as exc:  # the optional extra is missing
     if exc.name not in ("fastmcp", "mcp"):
         raise
     raise ModuleNotFoundError(
-        "the toolbox environment needs fastmcp: pip install 'openenv-studio[mcp]'", name=exc.name
+        "the toolbox environment needs fastmcp: pip install fastmcp", name=exc.name
     ) from exc
 
 from openenv.core.env_server.http_server import create_app

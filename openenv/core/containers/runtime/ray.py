@@ -14,7 +14,7 @@ Actors are named (``ray-<hex>``) in the namespace ``openenv-<project>``: ``list_
 ``attach`` find them again. A non-detached actor dies with the driver that created it (and its
 server with it); ``detached=True`` lets it outlive the driver until stopped.
 
-Ray is an optional extra (``pip install 'openenv-studio[ray]'``), imported only when used.
+Ray is an optional extra (``pip install 'ray[default]'``), imported only when used.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ _CONNECTING = threading.Lock()  # ray.init is once per process: launches in para
 def ray_unavailable_reason() -> str | None:
     """Why the Ray provider cannot be used here (Ray not installed), or None; imports nothing."""
     if importlib.util.find_spec("ray") is None:
-        return "Ray is not installed (pip install 'openenv-studio[ray]')"
+        return "Ray is not installed (pip install 'ray[default]')"
     return None
 
 

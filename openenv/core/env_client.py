@@ -308,6 +308,8 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             try:
                 await self._open_socket()
                 return
+            except AuthenticationError:
+                raise  # a refused token stays refused
             except ConnectionLostError as exc:
                 last = exc
             if attempt == self._reconnect_attempts or time.monotonic() + delay > deadline:

@@ -18,9 +18,9 @@
      ├── TargetError (+ ValueError)        UNKNOWN_TARGET (nothing to serve or connect to by that name)
      │    └── HubUnavailableError           HUB_UNAVAILABLE (an owner/repo name, and the hub cannot be used)
      ├── ClientStateError                  CLIENT_STATE (client used before connect / after close)
-     ├── AuthenticationError (+ PermissionError)  UNAUTHORIZED (the server wants a token this client lacks)
      └── ConnectionLostError               CONNECTION_LOST (socket closed or unreachable)
-          └── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
+          ├── ReconnectFailedError         RECONNECT_FAILED (the server stayed gone through the backoff)
+          └── AuthenticationError          UNAUTHORIZED (+ PermissionError: the server wants a token; never retried)
 
 Every error subclasses ``RuntimeError`` so code written for the published client, which
 raises ``RuntimeError("Server error: ...")``, still catches ours. ``str(err)`` keeps that
@@ -165,14 +165,14 @@ class ClientStateError(OpenEnvError):
     code = "CLIENT_STATE"
 
 
-class AuthenticationError(OpenEnvError, PermissionError):
+class ConnectionLostError(OpenEnvError, ConnectionError):
+    code = "CONNECTION_LOST"
+
+
+class AuthenticationError(ConnectionLostError, PermissionError):
     """The server refused this client's credentials: it needs a bearer token (never retried)."""
 
     code = "UNAUTHORIZED"
-
-
-class ConnectionLostError(OpenEnvError, ConnectionError):
-    code = "CONNECTION_LOST"
 
 
 class ReconnectFailedError(ConnectionLostError):

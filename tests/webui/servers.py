@@ -48,3 +48,14 @@ def serve(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def fresh_toolbox_app():  # noqa: ANN201 - a FastAPI app
+    """A new toolbox app (the module's ``app`` is served once: its lifespan ends its executor)."""
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+    from openenv.core.env_server.types import Observation
+    from openenv.envs.toolbox.environment import ToolboxEnvironment
+
+    return create_app(ToolboxEnvironment, CallToolAction, CallToolObservation, env_name="toolbox",
+                      reset_observation_cls=Observation)

@@ -57,9 +57,9 @@ def test_toolbox_finish_has_no_value_field() -> None:
     from tests._require import require
 
     require(importlib.util.find_spec("fastmcp") is not None, "fastmcp (the mcp extra)")
-    from openenv.envs.toolbox.app import app
+    from tests.webui.servers import fresh_toolbox_app
 
-    with serve(app) as url, httpx.Client(base_url=url, timeout=30.0) as http:
+    with serve(fresh_toolbox_app()) as url, httpx.Client(base_url=url, timeout=30.0) as http:
         tab = Tab.open(http)
         tab.reset()
         tools = tab.get("mcp/tools").text

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from tests._require import require
 from tests.studio.test_fragment_errors import VALUES, assert_message, post_routes
 from tests.webui.page import Tab
-from tests.webui.servers import echo_app, serve
+from tests.webui.servers import echo_app, fresh_toolbox_app, serve
 
 # a /web POST route -> the fields its form posts (``{i}``: the first tool or view action)
 FORMS = {"web_step": ("step", ("mode", "a.message", "raw_json")), "web_reset": ("reset", ("r.seed", "r.episode_id")),
@@ -24,7 +24,7 @@ FORMS = {"web_step": ("step", ("mode", "a.message", "raw_json")), "web_reset": (
 
 def _toolbox() -> FastAPI:
     require(importlib.util.find_spec("fastmcp") is not None, "fastmcp (the mcp extra)")
-    return importlib.import_module("openenv.envs.toolbox.app").app
+    return fresh_toolbox_app()
 
 
 @pytest.fixture(scope="module", params=["echo", "toolbox"])

@@ -43,6 +43,10 @@ class McpEchoEnvironment(MCPEnvironment):
         self._state.step_count += 1
         return super().step(action, timeout_s=timeout_s, **kwargs)
 
+    async def step_async(self, action, timeout_s=None, **kwargs):  # servers call this one when it exists
+        self._state.step_count += 1
+        return await super().step_async(action, timeout_s=timeout_s, **kwargs)
+
     @property
     def state(self) -> State:
         return self._state

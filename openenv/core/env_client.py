@@ -31,6 +31,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.protocol import State
 
 from openenv.core._deadline import with_deadline
+from openenv.core.client_actions import guard_step_payload
 from openenv.core.client_handles import AutoResult
 from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
@@ -111,6 +112,12 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         #: ``(request, reply)``: the JSON texts of the last exchange that got a non-error reply, as
         #: sent and received (recording journals them instead of serialising the step again).
         self.last_exchange: tuple[bytes, bytes] | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("_step_payload")
+        if callable(own) and not getattr(own, "__openenv_guarded__", False):
+            cls._step_payload = guard_step_payload(cls, own)  # type: ignore[method-assign]
 
     # -- subclass hooks -------------------------------------------------------------------
 

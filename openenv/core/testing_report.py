@@ -25,6 +25,7 @@ __all__ = [
     "CheckSkipped",
     "CheckWarning",
     "EnvCheckError",
+    "episode_id_warning",
     "first_difference",
 ]
 
@@ -131,6 +132,14 @@ class CheckReport:
         err = EnvCheckError(f"{self.target} failed {len(self.failures)} check(s): {lines}")
         err.report = self  # type: ignore[attr-defined]
         raise err
+
+
+def episode_id_warning(seen: Any, expected: str) -> str:
+    """A note when an env did not keep ``reset(episode_id=...)`` (0.10 allows it: a warning, not a
+    failure); ``""`` when it did."""
+    if seen == expected:
+        return ""
+    return f"state.episode_id is {seen!r} after reset(episode_id={expected!r}): the env ignores the id it is given"
 
 
 def first_difference(one: Any, two: Any, path: str = "$") -> str:

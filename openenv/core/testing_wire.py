@@ -163,7 +163,8 @@ def expect_observation(
 ) -> dict[str, Any]:
     """Check an ``observation`` frame (or HTTP body when ``reply`` has no type); return its data.
 
-    A reset's observation is checked against ``/schema``'s ``reset_observation`` when it has one.
+    A reset's observation is checked against ``/schema``'s ``reset_observation`` when it declares
+    one of its own (one equal to ``observation`` is 0.10's default, which holds reset to nothing).
     """
     if reply.get("type") == "error":
         raise CheckFailed(f"{what}: the server answered an error ({_error_text(reply)})")
@@ -192,6 +193,11 @@ def expect_observation(
     schema = (schemas or {}).get("observation")
     if reset and (schemas or {}).get("reset_observation"):
         schema = schemas["reset_observation"]
+        if schema == schemas.get("observation") and isinstance(schema, dict):
+            # 0.10 publishes the step observation's schema for reset unless a reset class is declared,
+            # and serves whatever reset returns (an MCP env's plain Observation, no ``tool_name``):
+            # the fields a reset sends must fit, but the step's required ones need not be there
+            schema = {k: v for k, v in schema.items() if k != "required"}
     if schema:
         errors = schema_errors({**obs, "reward": reward, "done": done}, schema)
         if errors:

@@ -26,7 +26,8 @@ def sleepy_url():
 
 def test_stateless_reset_and_step_match_published_shapes(echo_url):
     reset = httpx.post(echo_url + "/reset", json={"seed": 1}).json()
-    assert set(reset) == {"observation", "reward", "done"}
+    assert set(reset) == {"observation", "reward", "done", "metadata"}  # 0.10's ResetResponse: always the key
+    assert reset["metadata"] is None
     step = httpx.post(echo_url + "/step", json={"action": {"message": "hey"}}).json()
     # a non-empty metadata is inside the observation (where 0.10's typed clients read it) and beside it
     assert step["observation"] == {"echoed_message": "hey", "message_length": 3, "metadata": {"step": 1}}
@@ -154,7 +155,7 @@ def test_reset_params_schema_resolves_postponed_annotations_and_metadata_uses_ow
     assert props["mode"]["enum"] == ["easy", "hard"]
     assert props["mode"]["default"] == "easy"
     meta = future_env.ModeEnvironment().get_metadata()
-    assert meta.description == ""
+    assert (meta.description, meta.version) == ("ModeEnvironment environment", "1.0.0")  # 0.10's defaults
 
 
 @pytest.mark.parametrize(("shape", "nested"), [(None, True), ("nested", True), ("top", False)])

@@ -119,6 +119,13 @@ def build_http_router(server: HTTPEnvServer, *, simulation: bool = True) -> APIR
     return router
 
 
+def _with_metadata_key(payload: dict[str, Any]) -> dict[str, Any]:
+    """HTTP ``/reset`` and ``/step`` bodies always carry ``"metadata"`` (``null`` when empty), as 0.10's
+    response models do; the ``observation`` itself is unchanged."""
+    payload.setdefault("metadata", None)
+    return payload
+
+
 def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) -> None:
     dispatcher = server.dispatcher
 
@@ -133,14 +140,14 @@ def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) ->
                 session = (
                     await server.sessions.create("http") if sid == "new" else server.sessions.get(sid)
                 )
-                payload = await dispatcher.reset(session, kwargs, timeout_s=timeout_s)
+                payload = _with_metadata_key(await dispatcher.reset(session, kwargs, timeout_s=timeout_s))
                 payload["session_id"] = session.id
                 resp = _JSON(_with_request_id(payload, body))
                 resp.headers[SESSION_HEADER] = session.id
                 return resp
             async with server.ephemeral_session() as session:
                 payload = await dispatcher.reset(session, kwargs, timeout_s=timeout_s)
-            return _JSON(_with_request_id(payload, body))
+            return _JSON(_with_request_id(_with_metadata_key(payload), body))
         except OpenEnvError as err:
             return error_response(err)
 
@@ -164,7 +171,7 @@ def _add_control_routes(router: APIRouter, server: HTTPEnvServer, limit: int) ->
                     payload = await dispatcher.step(
                         session, body["action"], timeout_s=timeout_s, require_reset=False, kwargs=extra
                     )
-            return _JSON(_with_request_id(payload, body))
+            return _JSON(_with_request_id(_with_metadata_key(payload), body))
         except OpenEnvError as err:
             return error_response(err)
 

@@ -50,6 +50,7 @@ DEFAULT_IDLE_TIMEOUT_S = 600.0
 DEFAULT_STEP_TIMEOUT_S = 300.0
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 SESSION_HEADER = "X-OpenEnv-Session"
+HTTP_API_VERSION = "1.0.0"  # OpenAPI info.version (the wire protocol, not the package version)
 
 
 def _env_float(name: str, default: float | None) -> float | None:
@@ -178,7 +179,8 @@ class HTTPEnvServer(PublishedServerAPI):
             getter = getattr(env, "get_metadata", None)
             meta = getter() if callable(getter) else None
             if meta is None:
-                meta = EnvironmentMetadata(name=type(env).__name__)
+                name = type(env).__name__
+                meta = EnvironmentMetadata(name=name, description=f"{name} environment", version="1.0.0")
             data = to_jsonable(meta)
             return data if isinstance(data, dict) else {"name": type(env).__name__}
         finally:
@@ -329,7 +331,8 @@ def create_app(
         **server_options,
     )
     title = title_override or env_name or (server.env_cls.__name__ if server.env_cls else "OpenEnv environment")
-    app = FastAPI(title=title)
+    # info.version is the HTTP API's version: 0.10's validator maps "1.x" to its openenv-http/1.x profile
+    app = FastAPI(title=title, version=HTTP_API_VERSION)
     app.state.env_server = server
     server.register_routes(app, mode)
     if web is None:

@@ -152,9 +152,10 @@ class Environment(ABC, Generic[ActT, ObsT, StateT]):
         self.close()
 
     def get_metadata(self) -> EnvironmentMetadata:
-        """Name, description and version shown by ``GET /metadata``."""
-        doc = inspect.cleandoc(type(self).__dict__.get("__doc__") or "")
-        return EnvironmentMetadata(name=type(self).__name__, description=doc.split("\n\n")[0])
+        """Name, description and version shown by ``GET /metadata`` (0.10's defaults:
+        ``"<Class> environment"``, ``"1.0.0"``); override it to describe your environment."""
+        name = type(self).__name__
+        return EnvironmentMetadata(name=name, description=f"{name} environment", version="1.0.0")
 
     # -- transform and rubric hooks (called by the environment, as in 0.10) ------------------
 

@@ -20,6 +20,8 @@ Serves the published path ``openenv.core.env_server.mcp_environment``. Usage::
 
 ``step(ListToolsAction())`` and ``step(CallToolAction(tool_name=..., arguments=...))`` are
 answered from the server in process (FastMCP's own ``list_tools``/``call_tool``, no transport);
+a call's ``observation.result`` is fastmcp's ``CallToolResult`` (``.data``, ``.content``, ...), as on
+0.10, and serialises to the same ``{content, structured_content, meta, data, is_error}`` object;
 ``POST /mcp`` and the WebSocket ``mcp`` frame use the same two methods. Sync tools run in a
 worker thread (FastMCP's default), so a slow tool never blocks the server.
 """
@@ -35,6 +37,7 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from fastmcp import FastMCP
+from fastmcp.client.client import CallToolResult
 from fastmcp.exceptions import NotFoundError, ToolError
 from fastmcp.exceptions import ValidationError as FastMCPValidationError
 from pydantic import ValidationError as PydanticValidationError
@@ -177,6 +180,22 @@ class MCPEnvironment(Environment):
         """Call tool ``name``; returns ``{content, structured_content, meta, data, is_error}``.
 
         Raises:
+            McpToolFailure: as :meth:`mcp_call_result`.
+        """
+        result = await self.mcp_call_result(name, arguments, timeout_s)
+        return {
+            "content": [block.model_dump(mode="json") for block in result.content],
+            "structured_content": result.structured_content,
+            "meta": result.meta,
+            "data": result.data,
+            "is_error": result.is_error,
+        }
+
+    async def mcp_call_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
+        """Call tool ``name``; returns fastmcp's ``CallToolResult`` (``content``, ``structured_content``,
+        ``meta``, ``data``: the plain value, ``is_error``), as 0.10's in-process ``step`` gives it.
+
+        Raises:
             McpToolFailure: unknown tool, invalid arguments (naming the field), the tool raised
                 (type and message, no traceback) or overran ``timeout_s``.
         """
@@ -218,13 +237,13 @@ class MCPEnvironment(Environment):
             raise McpToolFailure(ToolErrorType.EXECUTION_ERROR, f"Tool '{name}' raised {safe_error_text(exc)}") from None
         if name not in self._output_schemas:
             await self.mcp_tools()
-        return {
-            "content": [block.model_dump(mode="json") for block in result.content],
-            "structured_content": result.structured_content,
-            "meta": result.meta,
-            "data": _unwrap(result, self._output_schemas.get(name)),
-            "is_error": False,
-        }
+        return CallToolResult(
+            content=list(result.content),
+            structured_content=result.structured_content,
+            meta=result.meta,
+            data=_unwrap(result, self._output_schemas.get(name)),
+            is_error=False,
+        )
 
     # -- step ------------------------------------------------------------------------------
 
@@ -251,7 +270,7 @@ class MCPEnvironment(Environment):
     async def _call_tool_observation(self, action: CallToolAction, timeout_s: float | None) -> CallToolObservation:
         deadline = timeout_s if timeout_s is not None else MCP_TOOL_CALL_TIMEOUT
         try:
-            result = await self.mcp_call(action.tool_name, action.arguments, deadline)
+            result = await self.mcp_call_result(action.tool_name, action.arguments, deadline)
         except McpToolFailure as failure:
             return CallToolObservation(
                 tool_name=action.tool_name,

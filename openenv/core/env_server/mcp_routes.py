@@ -354,9 +354,38 @@ def build_mcp_router(server: HTTPEnvServer) -> APIRouter:
     return router
 
 
+_MCP_OPENAPI = {
+    "post": {
+        "tags": ["MCP"],
+        "summary": "MCP JSON-RPC endpoint",
+        "description": "JSON-RPC 2.0: tools/list, tools/call, openenv/session/create, openenv/session/close.",
+        "operationId": "mcp_endpoint_mcp_post",
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}, "required": True},
+        "responses": {"200": {"description": "A JSON-RPC 2.0 response (errors too)",
+                              "content": {"application/json": {"schema": {"type": "object"}}}}},
+    }
+}
+
+
+def _document_mcp(app: Any) -> None:
+    """List ``POST /mcp`` in ``/openapi.json`` as 0.10 does (its route is a plain Starlette one)."""
+    build = getattr(app, "openapi", None)
+    if not callable(build) or getattr(build, "__openenv_mcp__", False):
+        return
+
+    def openapi() -> dict[str, Any]:
+        schema = build()
+        schema.setdefault("paths", {}).setdefault("/mcp", _MCP_OPENAPI)
+        return schema
+
+    openapi.__openenv_mcp__ = True  # type: ignore[attr-defined]
+    app.openapi = openapi
+
+
 def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
     """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
     app.include_router(build_mcp_router(server))
+    _document_mcp(app)
     try:
         app.add_middleware(McpFastPath, post=server.mcp_post)
     except RuntimeError:  # the app already started (routes added late): the route answers alone

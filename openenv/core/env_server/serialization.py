@@ -123,9 +123,8 @@ class ActionCodec:
                 data = self._check_dataclass_keys(data)
             return _adapter(self.action_cls).validate_python(data)
         except ValidationError as exc:
-            raise ActionValidationError(
-                f"Invalid action: {exc.error_count()} validation error(s)", errors=_clean_errors(exc)
-            ) from None
+            errors = _clean_errors(exc)
+            raise ActionValidationError(validation_summary(exc.error_count(), errors), errors=errors) from None
 
     def _check_dataclass_keys(self, data: dict[str, Any]) -> dict[str, Any]:
         extra = [k for k in data if k not in self._fields and k != "metadata"]
@@ -153,6 +152,13 @@ def _mcp_action_types(action_cls: type) -> dict[str, type] | None:
     from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 
     return {"list_tools": ListToolsAction, "call_tool": CallToolAction}
+
+
+def validation_summary(count: int, errors: list[dict[str, Any]], limit: int = 5) -> str:
+    """``Invalid action: 2 validation error(s): message: Field required; n: Input should be ...``."""
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'action'}: {e['msg']}" for e in errors[:limit]]
+    more = f"; ... ({len(errors) - limit} more)" if len(errors) > limit else ""
+    return f"Invalid action: {count} validation error(s): " + "; ".join(parts) + more
 
 
 def _clean_errors(exc: ValidationError) -> list[dict[str, Any]]:

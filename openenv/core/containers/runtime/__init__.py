@@ -19,13 +19,16 @@ from .launch import start_client, start_client_sync
 from .local_process import LocalProcessProvider
 from .providers import PROVIDERS, list_all_runtimes, make_provider
 from .ray import RayProvider
+from .runtime_provider import KubernetesProvider, RuntimeProvider
 from .swarm import DockerSwarmProvider
+from .uv_provider import UVProvider
 
 __all__ = [
     "ContainerProvider",
     "DockerSwarmProvider",
     "EngineUnavailableError",
     "ImageNotFoundError",
+    "KubernetesProvider",
     "LocalDockerProvider",
     "LocalProcessProvider",
     "PROVIDERS",
@@ -35,9 +38,11 @@ __all__ = [
     "RayProvider",
     "RuntimeInfo",
     "RuntimeNotFoundError",
+    "RuntimeProvider",
     "RuntimeStatus",
     "StartupError",
     "StartupTimeoutError",
+    "UVProvider",
     "list_all_runtimes",
     "make_provider",
     "start_client",

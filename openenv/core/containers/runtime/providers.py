@@ -9,14 +9,18 @@ from .docker import LocalDockerProvider
 from .errors import EngineUnavailableError, ProviderError
 from .local_process import LocalProcessProvider
 from .ray import RayProvider
+from .runtime_provider import KubernetesProvider, RuntimeProvider
 from .swarm import DockerSwarmProvider
 
 __all__ = [
     "PROVIDERS",
+    "ContainerProvider",
     "DockerSwarmProvider",
+    "KubernetesProvider",
     "LocalDockerProvider",
     "LocalProcessProvider",
     "RayProvider",
+    "RuntimeProvider",
     "list_all_runtimes",
     "make_provider",
 ]

@@ -98,7 +98,7 @@ def _uv_available() -> bool:
 
 def test_uv_provider_serves_a_uv_project(tmp_path: Path) -> None:
     """A real ``uv run --isolated --project``: uv builds the project's venv and serves its app."""
-    require(_uv_available(), "uv (pip install 'openenv-studio[uv]')")
+    require(_uv_available(), "uv (pip install uv)")
     from openenv.core.containers.runtime import UVProvider
     from openenv.core.containers.runtime.errors import StartupError
 

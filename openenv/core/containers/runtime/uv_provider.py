@@ -7,7 +7,7 @@
 throwaway venv from the project's ``pyproject.toml`` and serves ``APP`` (default
 ``server.app:app``, imported from the project directory, which is the server's working
 directory). A ``git+<url>`` project is cloned first. ``uv`` comes from ``PATH`` or the
-PyPI ``uv`` package (``pip install 'openenv-studio[uv]'``).
+PyPI ``uv`` package (``pip install uv``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def find_uv() -> str:
     except (ImportError, FileNotFoundError):
         raise EngineUnavailableError(
             "`uv` executable not found: install uv (https://docs.astral.sh/uv) or "
-            "`pip install 'openenv-studio[uv]'`"
+            "`pip install uv`"
         ) from None
 
 

@@ -107,7 +107,7 @@ def test_bad_run_input_is_a_clear_error(sc: StudioClient, echo_rid: str, model_u
     resp = sc.post("/models/runs", {"runtime": echo_rid, "endpoint": "needs key"}, htmx=False)
     assert resp.status_code == 422 and "ROLLOUT_TEST_UNSET_VAR is not set" in resp.text
     resp = sc.post("/models/runs", {"runtime": echo_rid, "endpoint": "needs key", "episodes": "lots"}, htmx=False)
-    assert resp.status_code == 422 and "episodes must be a number" in resp.text
+    assert resp.status_code == 422 and "episodes must be a whole number" in resp.text
     assert sc.http.get("/models/runs/ffffffff").status_code == 404
 
 

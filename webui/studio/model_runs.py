@@ -97,8 +97,21 @@ class Endpoints:
                 return e
         raise NotFoundError(f"There is no saved model endpoint {name!r}.", what="model endpoint")
 
-    def save(self, config: EndpointConfig, api_key: str | None = None) -> EndpointConfig:
-        """Validate and save ``config`` (replacing one of the same name); ``api_key`` stays in memory."""
+    def delete(self, name: str) -> None:
+        """Forget a saved endpoint and its typed key (runs already started keep theirs)."""
+        self.get(name)
+        self._write([e for e in self.list() if e.name != name])
+        self.keys.pop(name, None)
+
+    def _write(self, items: list[EndpointConfig]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([asdict(e) for e in items], indent=2))
+        os.replace(tmp, self.path)
+
+    def save(self, config: EndpointConfig, api_key: str | None = None, *, replaces: str | None = None) -> EndpointConfig:
+        """Validate and save ``config`` (replacing one of the same name, or the one named
+        ``replaces`` when it is renamed in an edit); ``api_key`` stays in memory."""
         if not _NAME.match(config.name or ""):
             raise ModelRunError("An endpoint name is 1-80 letters, digits, spaces or . : @ / - _")
         if not config.base_url.startswith(("http://", "https://")):
@@ -110,11 +123,20 @@ class Endpoints:
         problems = endpoint_field_errors(config)
         if problems:
             raise ModelRunError("; ".join(problems.values()))
-        items = [e for e in self.list() if e.name != config.name] + [config]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([asdict(e) for e in items], indent=2))
-        os.replace(tmp, self.path)
+        current = self.list()
+        if replaces and replaces != config.name:
+            if not any(e.name == replaces for e in current):
+                raise NotFoundError(f"There is no saved model endpoint {replaces!r}.", what="model endpoint")
+            if any(e.name == config.name for e in current):
+                raise ModelRunError(f"An endpoint named {config.name!r} exists already; choose another name.")
+            if replaces in self.keys and not api_key:
+                self.keys[config.name] = self.keys[replaces]
+            self.keys.pop(replaces, None)
+        gone = {config.name, replaces or config.name}
+        pos = next((i for i, e in enumerate(current) if e.name in gone), len(current))
+        items = [e for e in current if e.name not in gone]
+        items.insert(min(pos, len(items)), config)  # an edited endpoint keeps its place
+        self._write(items)
         if api_key:
             self.keys[config.name] = api_key
         return config

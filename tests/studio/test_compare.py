@@ -77,7 +77,7 @@ def test_a_script_episode_and_its_fork_diverge_where_the_fork_played_on(sc: Stud
     assert "first-divergence" in first.attrs["class"] and first.by_id("first-divergence-badge") is not None
     assert set(first.attrs["data-differs"].split()) >= {"action", "observation", "reward"}
     assert "another way" in first.text() and "ccc" in first.text()
-    assert rows[4].attrs["data-differs"] == "missing" and "the episode ended before" in rows[4].text()
+    assert rows[4].attrs["data-differs"] == "missing" and "has no step 4: it ended before" in rows[4].text()
     assert "open" not in rows[1].attrs and "open" in first.attrs  # identical steps collapsed
     ep_page = sc.page(f"/episodes/{parent}")
     assert ep_page.by_id("compare-with") is not None

@@ -148,6 +148,23 @@ def test_studio_play_and_capture_episodes_compare(sc: StudioClient, echo_rid: st
     assert "model" in rows[1].attrs["data-differs"] and "done: 3" in rows[1].text()
 
 
+def test_long_observations_are_folded_and_a_long_episode_renders(sc: StudioClient, echo_url: str,
+                                                                 studio_data: Path) -> None:  # fmt: skip
+    import time
+
+    long = "\n".join(f"line {i}" for i in range(40))
+    a = _scripted(studio_data, echo_url, [long, *map(str, range(300))], seed=21)
+    b = _scripted(studio_data, echo_url, [long + "!", *map(str, range(300))], seed=21)
+    t0 = time.perf_counter()
+    doc = _compare(sc, a, b)
+    took = time.perf_counter() - t0
+    first = doc.by_id("cmp-step-1")
+    assert first.with_class("v-folded"), "a 40-line observation starts folded"
+    assert first.with_class("text-diff") and "+line 39!" in first.with_class("text-diff")[0].text()
+    assert len(_rows(doc)) == 302 and doc.by_id("compare-summary").attrs["data-divergence"] == "1"
+    assert took < 10, f"302 aligned steps took {took:.1f}s"
+
+
 def test_bad_ids_are_clear_errors(sc: StudioClient) -> None:
     assert "Choose episode A" in sc.page("/episodes/compare", status=400).text()
     assert "no episode" in sc.page("/episodes/compare", status=404, params={"a": "ffffffffffff"}).text()

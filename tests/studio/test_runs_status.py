@@ -71,6 +71,9 @@ def test_a_good_run_is_finished(sc: StudioClient, echo_rid: str, model_url: str)
     node = _wait(sc, run_id)
     assert node.attrs["data-status"] == "finished" and node.find(id="run-reason") is None
     assert node.find(id="run-counts").text().startswith("2 finished · of 2")
+    link = node.find("a", class_="run-compare").attrs["href"]
+    chooser = sc.page(link.replace("&amp;", "&"))
+    assert chooser.by_id("compare-choose") is not None  # other episodes of the seed are offered there
 
 
 def test_cancel_counts_and_statistics(sc: StudioClient, echo_rid: str, model_url: str, studio_data: Path) -> None:

@@ -47,6 +47,9 @@ def test_edit_rename_and_delete_an_endpoint(sc: StudioClient, studio_data: Path)
     assert [e["name"] for e in saved if e["name"] in ("edited", "other-one")] == ["edited", "other-one"]
 
     assert sc.post("/models/endpoints/delete", {"name": "edited"}, htmx=False).status_code == 303
+    assert _save(sc, name="by-htmx", **base).status_code == 303
+    resp = sc.post("/models/endpoints/delete", {"name": "by-htmx"})  # the page's button (hx-post)
+    assert resp.status_code == 200 and resp.headers["HX-Redirect"] == "/models" and "by-htmx" not in _listed(sc)
     assert "edited" not in _listed(sc) and "other-one" in _listed(sc)
     assert all(e["name"] != "edited" for e in json.loads((studio_data / "model_endpoints.json").read_text()))
     assert sc.post("/models/endpoints/delete", {"name": "edited"}, htmx=False).status_code == 404

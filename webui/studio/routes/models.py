@@ -70,6 +70,8 @@ async def models_page(request: Request) -> Response:
 async def delete_endpoint(request: Request) -> Response:
     name = str((await request.form()).get("name") or "")
     _endpoints(request).delete(name)
+    if is_htmx(request):
+        return Response(status_code=200, headers={"HX-Redirect": url(request, "models_page")})
     return RedirectResponse(url(request, "models_page"), status_code=303)
 
 

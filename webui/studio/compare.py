@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from openenv.recording import Diff, EpisodeRecord, EpisodeStore, StepRecord, diff
+from openenv.recording import Diff, EpisodeNotFoundError, EpisodeRecord, EpisodeStore, StepRecord, diff
 from openenv.recording.models import Episode
 
 __all__ = ["MAX_STEPS", "Comparison", "Row", "candidates", "compare_episodes", "relation"]
@@ -122,7 +122,7 @@ def candidates(store: EpisodeStore, ep: EpisodeRecord, *, limit: int = 20) -> li
             seen.add(other_id)
             try:
                 out.append((store.get_episode(other_id), why))
-            except Exception:  # noqa: BLE001 - deleted meanwhile: not a candidate
+            except EpisodeNotFoundError:  # deleted meanwhile: not a candidate
                 pass
 
     if ep.parent_episode_id:

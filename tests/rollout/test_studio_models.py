@@ -88,6 +88,10 @@ def test_run_a_model_records_and_compares(sc: StudioClient, echo_rid: str, model
     cmp = sc.page("/models/compare", params={"a": a, "b": b})
     seeds = {r.attrs["data-seed"] for r in cmp.find_all("tr") if "data-seed" in r.attrs}
     assert seeds == {"7", "8", "9", "10"}
+    side = cmp.find("tr", data_seed="7").find("a", class_="button small seed-compare").attrs["href"]
+    assert side.startswith("/episodes/compare?a=")  # the two runs' episodes of seed 7, step by step
+    both = sc.page(side.replace("&amp;", "&"))
+    assert "seed 7" in both.by_id("compare-summary").text() and both.by_id("compare-rows") is not None
     with EpisodeStore(studio[1] / "episodes.db") as store:
         eps = [e for e in store.iter_episodes() if e.label == "studio-a"]
         assert len(eps) == 4 and all(e.source == "model" and e.step_count == 3 for e in eps)
@@ -107,7 +111,7 @@ def test_bad_run_input_is_a_clear_error(sc: StudioClient, echo_rid: str, model_u
     resp = sc.post("/models/runs", {"runtime": echo_rid, "endpoint": "needs key"}, htmx=False)
     assert resp.status_code == 422 and "ROLLOUT_TEST_UNSET_VAR is not set" in resp.text
     resp = sc.post("/models/runs", {"runtime": echo_rid, "endpoint": "needs key", "episodes": "lots"}, htmx=False)
-    assert resp.status_code == 422 and "episodes must be a number" in resp.text
+    assert resp.status_code == 422 and "episodes must be a whole number" in resp.text
     assert sc.http.get("/models/runs/ffffffff").status_code == 404
 
 

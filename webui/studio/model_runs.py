@@ -26,6 +26,7 @@ from openenv.rollout import ChatClient, ModelEndpoint, Rollout, RolloutSettings
 from openenv.rollout.errors import InvalidReplyError, ModelError, RolloutError
 from openenv.rollout.loop import play_turn
 from openenv.rollout.policy import Policy
+from openenv.rollout.results import summarise
 from openenv.rollout.spec import EnvSpec, fetch_env_spec
 from webui.studio.errors import NotFoundError, StudioError
 
@@ -96,8 +97,21 @@ class Endpoints:
                 return e
         raise NotFoundError(f"There is no saved model endpoint {name!r}.", what="model endpoint")
 
-    def save(self, config: EndpointConfig, api_key: str | None = None) -> EndpointConfig:
-        """Validate and save ``config`` (replacing one of the same name); ``api_key`` stays in memory."""
+    def delete(self, name: str) -> None:
+        """Forget a saved endpoint and its typed key (runs already started keep theirs)."""
+        self.get(name)
+        self._write([e for e in self.list() if e.name != name])
+        self.keys.pop(name, None)
+
+    def _write(self, items: list[EndpointConfig]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([asdict(e) for e in items], indent=2))
+        os.replace(tmp, self.path)
+
+    def save(self, config: EndpointConfig, api_key: str | None = None, *, replaces: str | None = None) -> EndpointConfig:
+        """Validate and save ``config`` (replacing one of the same name, or the one named
+        ``replaces`` when it is renamed in an edit); ``api_key`` stays in memory."""
         if not _NAME.match(config.name or ""):
             raise ModelRunError("An endpoint name is 1-80 letters, digits, spaces or . : @ / - _")
         if not config.base_url.startswith(("http://", "https://")):
@@ -109,11 +123,20 @@ class Endpoints:
         problems = endpoint_field_errors(config)
         if problems:
             raise ModelRunError("; ".join(problems.values()))
-        items = [e for e in self.list() if e.name != config.name] + [config]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([asdict(e) for e in items], indent=2))
-        os.replace(tmp, self.path)
+        current = self.list()
+        if replaces and replaces != config.name:
+            if not any(e.name == replaces for e in current):
+                raise NotFoundError(f"There is no saved model endpoint {replaces!r}.", what="model endpoint")
+            if any(e.name == config.name for e in current):
+                raise ModelRunError(f"An endpoint named {config.name!r} exists already; choose another name.")
+            if replaces in self.keys and not api_key:
+                self.keys[config.name] = self.keys[replaces]
+            self.keys.pop(replaces, None)
+        gone = {config.name, replaces or config.name}
+        pos = next((i for i, e in enumerate(current) if e.name in gone), len(current))
+        items = [e for e in current if e.name not in gone]
+        items.insert(min(pos, len(items)), config)  # an edited endpoint keeps its place
+        self._write(items)
         if api_key:
             self.keys[config.name] = api_key
         return config
@@ -148,6 +171,7 @@ class ModelRun:
     results: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     ended_at: float | None = None
+    cancel_requested: bool = False
 
     def episodes(self) -> list[dict[str, Any]]:
         """Per-episode results, live from the rollout while it runs."""
@@ -156,9 +180,31 @@ class ModelRun:
         return self.results
 
     def current_summary(self) -> dict[str, Any] | None:
+        """The statistics of the episodes that ran to their end (a cancelled one is left out)."""
         if self.summary is not None:
             return self.summary
-        return self.rollout.summary() if self.rollout is not None else None
+        return _summary(self.rollout) if self.rollout is not None else None
+
+    def counts(self) -> dict[str, int]:
+        """Episodes by outcome: ``finished`` (ran to done or max steps), ``failed`` (ended by an
+        error), ``cancelled`` (stopped mid-episode), ``skipped`` (never started), ``running``,
+        ``pending``; and ``total``."""
+        out = dict.fromkeys(("finished", "failed", "cancelled", "skipped", "running", "pending"), 0)
+        episodes = self.episodes()
+        for e in episodes:
+            out[episode_outcome(e)] += 1
+        out["total"] = len(episodes)
+        return out
+
+    def failure_reason(self) -> str | None:
+        """Why the run failed: its own error, else the commonest error of its episodes."""
+        if self.error:
+            return self.error
+        errors = [e.get("error") for e in self.episodes() if e.get("error")]
+        if not errors:
+            return None
+        common = max(set(errors), key=errors.count)
+        return f"{common} ({errors.count(common)} of {len(self.episodes())} episodes)"
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "env_name": self.env_name, "env_url": self.env_url, "endpoint_name": self.endpoint_name,
@@ -217,7 +263,13 @@ class ModelRuns:
         finally:
             run.ended_at = time.time()
             run.results = [r.to_dict() for r in run.rollout.results]
-            run.summary = run.rollout.summary()
+            run.summary = _summary(run.rollout)
+            if run.cancel_requested:
+                run.status = "cancelled"
+            elif run.status == "finished" and run.results and not any(
+                    episode_outcome(e) == "finished" for e in run.results):
+                run.status = "failed"  # every episode failed or was skipped: not a good run
+                run.error = run.error or f"every episode failed: {run.failure_reason()}"
             self._save(run)
 
     def _save(self, run: ModelRun) -> None:
@@ -258,6 +310,7 @@ class ModelRuns:
         """Stop a run between steps (``Rollout.stop``); returns once it has ended."""
         run = self.get(run_id)
         if run.task is not None and not run.task.done() and run.rollout is not None:
+            run.cancel_requested = True
             run.rollout.stop()
             await asyncio.gather(run.task, return_exceptions=True)
             run.status = "cancelled"
@@ -269,6 +322,26 @@ class ModelRuns:
             if run.task is not None and not run.task.done():
                 run.task.cancel()
                 await asyncio.gather(run.task, return_exceptions=True)
+
+
+def episode_outcome(e: dict[str, Any]) -> str:
+    """``finished``, ``failed``, ``cancelled``, ``skipped``, ``running`` or ``pending`` for one
+    episode's result (the rollout marks a cancelled or failed episode "finished" too)."""
+    status = e.get("status")
+    if status != "finished":
+        return status if status in ("skipped", "running", "pending") else "pending"
+    if e.get("end_reason") == "cancelled":
+        return "cancelled"
+    return "failed" if e.get("error") else "finished"
+
+
+def _summary(rollout: Rollout) -> dict[str, Any]:
+    """The rollout's summary without its cancelled partial episodes."""
+    kept = [r for r in rollout.results if r.end_reason != "cancelled"]
+    out = summarise(kept, wall_s=rollout.wall_s)
+    if rollout.capacity_note:
+        out["note"] = rollout.capacity_note
+    return out
 
 
 def _from_json(data: dict[str, Any]) -> ModelRun:

@@ -35,6 +35,7 @@ from webui.studio.episode_views import (
     summarize,
 )
 from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.fork_cleanup import prune_unplayed_forks, same_kind
 from webui.studio.launcher import Runtime
 from webui.studio.rendering import is_htmx, page, page_or_fragment, render_studio
 from webui.studio.state import Studio, studio_of
@@ -112,8 +113,10 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
                             recorded_schema(ep))
     runtimes = [r for r in studio.launcher.live() if r.base_url]
     runtimes.sort(key=lambda r: r.name != ep.env_name)
+    if full:
+        prune_unplayed_forks(studio.store, ep.id)
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
-            "runtimes": runtimes, "launchable": _launchable(studio, ep.env_name) is not None,
+            "runtimes": runtimes, "fork_runtimes": [r for r in runtimes if same_kind(r.name, ep.env_name)], "launchable": _launchable(studio, ep.env_name) is not None,
             "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
             "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else []}
 

@@ -5,6 +5,7 @@ shown, with "Continue anyway" (replay the rest) or "Discard"."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter
@@ -15,6 +16,7 @@ from openenv.core.errors import OpenEnvError
 from openenv.recording import RecordingError
 from webui.studio.episode_views import summarize
 from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.fork_cleanup import discard_fork, prune_unplayed_forks, same_kind
 from webui.studio.play import PlaySession
 from webui.studio.rendering import is_htmx, page
 from webui.studio.state import studio_of
@@ -49,14 +51,17 @@ async def episode_fork(request: Request, eid: str) -> Response:
     rt = studio.launcher.get(str(form.get("runtime") or ""))
     if not rt.live or not rt.base_url:
         raise StudioError(f"{rt.name} is not running.")
+    if not same_kind(rt.name, ep.env_name):
+        raise StudioError(f"{rt.name} is not a {ep.env_name} environment: fork on one of the same kind.")
+    await asyncio.to_thread(prune_unplayed_forks, studio.store, ep.id)
     ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
     try:
         forked = await studio.plays.fork(ps, ep.id, step)
     except RecordingError as exc:
-        await studio.plays.close(ps.id)
+        await _drop(studio, ps)
         raise StudioError(exc.message) from exc
     except OpenEnvError as exc:
-        await studio.plays.close(ps.id)
+        await _drop(studio, ps)
         raise StudioError(f"The fork on {rt.name} failed: {exc.message}") from exc
     if forked.report.complete:
         return _to_play(request, ps)
@@ -74,9 +79,18 @@ async def fork_proceed(request: Request, sid: str) -> Response:
     return _to_play(request, ps)
 
 
+async def _drop(studio: Any, ps: PlaySession) -> bool:
+    """Close a fork's session and delete its episode if it took no step of its own."""
+    fork = ps.fork
+    await studio.plays.close(ps.id)
+    return await asyncio.to_thread(discard_fork, studio.store, fork.report.episode_id if fork is not None else None)
+
+
 @router.post("/play/s/{sid}/fork/discard", name="fork_discard")
 async def fork_discard(request: Request, sid: str) -> Response:
-    await studio_of(request).plays.close(sid)
+    studio = studio_of(request)
+    deleted = await _drop(studio, studio.plays.get(sid))
     if not is_htmx(request):
         return RedirectResponse(url(request, "episodes_page"), status_code=303)
-    return HTMLResponse('<p class="muted" id="fork-discarded">Fork discarded (its replayed steps stay recorded).</p>')
+    what = "its replayed steps were deleted" if deleted else "the steps it played stay recorded"
+    return HTMLResponse(f'<p class="muted" id="fork-discarded">Fork discarded ({what}).</p>')

@@ -55,7 +55,24 @@ def _models_page(request: Request, status: int = 200, **extra: Any) -> Response:
 
 @router.get("/models", name="models_page")
 async def models_page(request: Request) -> Response:
-    return _models_page(request)
+    name = request.query_params.get("edit", "")
+    if not name:
+        return _models_page(request)
+    e = _endpoints(request).get(name)  # 404 for an unknown one
+    values = {"name": e.name, "base_url": e.base_url, "model": e.model, "api_key_env": e.api_key_env or "",
+              "temperature": "" if e.temperature is None else str(e.temperature),
+              "max_tokens": "" if e.max_tokens is None else str(e.max_tokens), "timeout_s": str(e.timeout_s),
+              "original_name": e.name}
+    return _models_page(request, endpoint_values=values)
+
+
+@router.post("/models/endpoints/delete", name="models_endpoint_delete")
+async def delete_endpoint(request: Request) -> Response:
+    name = str((await request.form()).get("name") or "")
+    _endpoints(request).delete(name)
+    if is_htmx(request):
+        return Response(status_code=200, headers={"HX-Redirect": url(request, "models_page")})
+    return RedirectResponse(url(request, "models_page"), status_code=303)
 
 
 @router.post("/models/endpoints", name="models_endpoint_save")
@@ -71,10 +88,11 @@ async def save_endpoint(request: Request) -> Response:
     )
     if not errors:
         errors.update(endpoint_field_errors(config))
+    original = (form.get("original_name") or "").strip() or None
     if not errors:
         try:
-            _endpoints(request).save(config, (form.get("api_key") or "").strip() or None)
-        except ModelRunError as exc:
+            _endpoints(request).save(config, (form.get("api_key") or "").strip() or None, replaces=original)
+        except (ModelRunError, NotFoundError) as exc:
             errors["endpoint"] = exc.message
     if errors:
         values = {k: v for k, v in form.items() if k != "api_key"}

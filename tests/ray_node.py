@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import sys
 
+# `python tests/ray_node.py` puts tests/ first on sys.path, where a test folder could shadow a real
+# package (tests/packaging once hid `packaging`, which Ray imports): drop it.
+if sys.path and sys.path[0] and __file__.startswith(sys.path[0]):
+    sys.path.pop(0)
+
 import ray._private.services as services
 from ray.scripts.scripts import main
 

@@ -65,6 +65,7 @@ class EpisodeFilter:
     min_length: int | None = None
     max_length: int | None = None
     finished: bool | None = None
+    seed: int | None = None
 
     def clauses(self) -> list[ColumnElement[bool]]:
         c = _EP.c
@@ -74,6 +75,7 @@ class EpisodeFilter:
             (c.source, self.source),
             (c.label, self.label),
             (c.run_id, self.run_id),
+            (c.seed, self.seed),
         ):
             if value is not None:
                 out.append(column == value)

@@ -51,7 +51,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
          str(ROOT)],
         check=True, timeout=300, capture_output=True,
     )
-    wheel = next((tmp / "dist").glob("openenv_studio-*.whl"))
+    wheel = next((tmp / "dist").glob("openenv-*.whl"))
     target = tmp / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
     python = target / "bin" / "python"

@@ -12,10 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
-from openenv.recording import Diff, EpisodeNotFoundError, EpisodeRecord, EpisodeStore, StepRecord, diff
-from openenv.recording.models import Episode
+from openenv.recording import (
+    Diff,
+    EpisodeFilter,
+    EpisodeNotFoundError,
+    EpisodeRecord,
+    EpisodeStore,
+    StepRecord,
+    diff,
+)
 
 __all__ = ["MAX_STEPS", "Comparison", "Row", "candidates", "compare_episodes", "relation"]
 
@@ -130,11 +135,9 @@ def candidates(store: EpisodeStore, ep: EpisodeRecord, *, limit: int = 20) -> li
     for f in store.list_forks(ep.id, limit=limit):
         add(f.id, f"fork at step {f.fork_step}")
     if ep.seed is not None:
-        c = Episode.__table__.c
-        stmt = (select(c.id).where(c.env_name == ep.env_name, c.seed == ep.seed, c.id != ep.id)
-                .order_by(c.started_at.desc()).limit(limit))
-        with store.engine.connect() as conn:
-            ids = [r.id for r in conn.execute(stmt)]
-        for other in ids:
-            add(other, f"same seed {ep.seed}")
+        page = store.list_episodes(EpisodeFilter(env=ep.env_name, seed=ep.seed), limit=limit + 1)
+        for other in page.items:
+            if other.id not in seen and len(out) < limit:
+                seen.add(other.id)
+                out.append((other, f"same seed {ep.seed}"))
     return out

@@ -4,7 +4,8 @@ installed env package, local OpenEnv image, URL) and get what serves it or a cli
 One resolver (``resolve``) serves ``openenv serve``, the studio catalogue and ``from_env``.
 """
 
-from openenv.auto.auto_env import AutoAction, AutoEnv
+from openenv.auto.auto_action import AutoAction
+from openenv.auto.auto_env import AutoEnv
 from openenv.auto.resolve import (
     BUNDLED_PREFIX,
     EnvTarget,

@@ -18,7 +18,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from openenv.auto.classes import action_class, client_class
+from openenv.auto import info as _info
+from openenv.auto.classes import client_class
 from openenv.auto.resolve import EnvTarget, resolve
 from openenv.core.env_client import EnvClient
 
@@ -101,20 +102,40 @@ class AutoEnv:
             runtime.stop_quietly()
             raise
 
+    @classmethod
+    def from_hub(cls, name: str, base_url: str | None = None, docker_image: str | None = None,
+                 container_provider: Any = None, wait_timeout: float = 30.0, env_vars: dict[str, str] | None = None,
+                 trust_remote_code: bool = False, skip_install: bool = False, **kwargs: Any) -> EnvClient:  # fmt: skip
+        """0.10's alias of ``from_env`` (``trust_remote_code``/``skip_install`` accepted; we never
+        install from the hub: an ``owner/repo`` without ``base_url`` raises ``HubUnavailableError``)."""
+        if skip_install and base_url is not None:  # 0.10: a GenericEnvClient, nothing looked up
+            from openenv.core.generic_client import GenericEnvClient
+
+            kwargs.pop("client_class", None)
+            return GenericEnvClient(base_url=base_url, **kwargs)
+        return cls.from_env(name, base_url, docker_image, container_provider, wait_timeout, env_vars, **kwargs)
+
+    @classmethod
+    def get_env_class(cls, name: str) -> type[EnvClient]:
+        """The env's client class, not instantiated (``GenericEnvClient`` when it has none)."""
+        from openenv.core.generic_client import GenericEnvClient
+
+        return _typed_client(resolve(name, docker=False)) or GenericEnvClient
+
+    @classmethod
+    def get_env_info(cls, name: str) -> dict[str, Any]:
+        """0.10's dict: ``env_key``, ``name``, ``package``, ``version``, ``description``, ``env_class``,
+        ``action_class``, ``observation_class``, ``module``, ``default_image``, ``spec_version``."""
+        return _info.env_info(resolve(name, docker=False))
+
+    @classmethod
+    def list_environments(cls) -> None:
+        """Print every env found here (0.10's listing)."""
+        _info.print_environments()
+
 
 def _typed_client(found: EnvTarget) -> type[EnvClient] | None:
     return client_class(found) if found.package is not None else None
 
 
-class AutoAction:
-    """Factory: ``AutoAction.from_env(target)`` is the env's action class."""
-
-    def __init__(self) -> None:
-        raise TypeError("AutoAction is a factory: use AutoAction.from_env(...)")
-
-    @classmethod
-    def from_env(cls, target: str) -> type:
-        """The action class of the env ``target`` names (its code must be here)."""
-        return action_class(resolve(target, docker=False))
-
-    from_name = from_env
+from openenv.auto.auto_action import AutoAction  # noqa: E402  (0.10 exposes it here too)

@@ -8,8 +8,10 @@ An env package ``pkg`` (``openenv.envs.echo``, an installed ``echo_env``, a dire
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import sys
+from pathlib import Path
 from typing import Any
 
 from openenv.auto.resolve import EnvTarget
@@ -65,4 +67,22 @@ def action_class(target: EnvTarget) -> type:
         cls = _pick(module, Action, f"{_pascal(target.name)}Action") if module is not None else None
         if cls is not None:
             return cls
+    if _is_mcp(target):
+        from openenv.core.env_server.mcp_types import CallToolAction
+
+        return CallToolAction  # an MCP env's actions are tool calls (ListToolsAction lists them)
     raise TargetError(f"{target.target}: no Action subclass in {target.package}.models")
+
+
+def _is_mcp(target: EnvTarget) -> bool:
+    """An MCP env: its client is an ``MCPClientBase`` or its server code builds an ``MCPEnvironment``
+    (read as text: importing the server would import fastmcp)."""
+    from openenv.core.mcp_client import MCPClientBase
+
+    module = _import(target, "client")
+    if module is not None and _pick(module, MCPClientBase, f"{_pascal(target.name)}Env") is not None:
+        return True
+    spec = importlib.util.find_spec(target.package) if target.package else None
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    return any("MCPEnvironment" in f.read_text(errors="replace") for root in roots
+               for f in (*root.glob("server/*.py"), *root.glob("*.py")))  # fmt: skip

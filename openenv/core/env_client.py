@@ -99,6 +99,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self.headers: dict[str, str] = dict(headers or {})
         self._reconnect_attempts = max(1, int(reconnect_attempts))
         self._reconnect_timeout = reconnect_timeout_s
+        self._defer_reopen = False  # set by VectorEnvClient: it reconnects lost sessions together
         self._provider = provider
         self._ws: ClientConnection | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
@@ -295,6 +296,11 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         if self._ws is None or self._stale(self._ws):
             await self._reopen()
         return self
+
+    def _needs_reopen(self) -> bool:
+        """``_send`` would (re)connect first: no socket, a closed one, or one from another loop."""
+        ws = self._ws
+        return ws is None or ws.state is not State.OPEN or self._ws_loop is not _running_loop()
 
     def _stale(self, ws: ClientConnection) -> bool:
         return ws.state is not State.OPEN or self._ws_loop is not _running_loop()
@@ -493,7 +499,8 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         if last_words is not None:
             raise last_words from None
         if step and had_episode:  # the episode is gone whether or not this step reached it
-            await self._reopen()
+            if not self._defer_reopen:
+                await self._reopen()
             raise self._episode_lost() from exc
         raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from openenv.core.errors import ClientStateError, OpenEnvError
+from openenv.core.errors import ClientStateError, EpisodeLostError, OpenEnvError, ReconnectFailedError
 from openenv.core.generic_client import GenericEnvClient
 
 __all__ = ["VectorEnvClient", "VectorResult"]
@@ -237,19 +237,40 @@ class VectorEnvClient:
 
     async def _step_pipelined(self, actions: Sequence[Any]) -> tuple[list[Any], list[BaseException | None]]:
         """Send every step, then collect every reply: the sessions run concurrently on the servers
-        without a task per session here. One deadline (the longest session timeout) covers them all."""
+        without a task per session here. One deadline (the longest session timeout) covers them all;
+        sessions whose socket is gone reconnect concurrently under one deadline of their own."""
         n = self.num_envs
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
         sent: list[Any] = [None] * n
+        for client in self.clients:
+            client._defer_reopen = True
+        try:
+            return await self._step_deferring(actions, results, errors, sent)
+        finally:
+            for client in self.clients:
+                client._defer_reopen = False
+
+    async def _step_deferring(self, actions: Sequence[Any], results: list[Any], errors: list[BaseException | None],
+                              sent: list[Any]) -> tuple[list[Any], list[BaseException | None]]:  # fmt: skip
+        down: list[int] = []
         for i, action in enumerate(actions):
             if action is None:
                 continue
             client = self.clients[i]
+            if client._needs_reopen():
+                down.append(i)  # reconnects go together below, not one after another here
+                continue
             try:
                 sent[i] = await client._send({"type": "step", "data": client._step_payload(action)}, True)
             except _SESSION_ERRORS as exc:
                 errors[i] = exc
+        if down:
+            def send(i: int) -> Coroutine[Any, Any, Any]:
+                client = self.clients[i]
+                return client._send({"type": "step", "data": client._step_payload(actions[i])}, True)
+
+            await self._bounded(down, send, errors, sent)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(c._message_timeout for c in self.clients)
         for i, request in enumerate(sent):
@@ -261,7 +282,40 @@ class VectorEnvClient:
                 results[i] = client._parse_result(reply["data"])
             except _SESSION_ERRORS as exc:
                 errors[i] = exc
+        lost = [i for i, e in enumerate(errors) if isinstance(e, EpisodeLostError) and self.clients[i]._needs_reopen()]
+        if lost:  # their sockets died under this step: open new sessions together, as one client would
+            await self._bounded(lost, lambda i: self.clients[i]._reopen(), errors)
         return results, errors
+
+    async def _bounded(self, indices: list[int], make: Any, errors: list[BaseException | None],
+                       out: list[Any] | None = None) -> None:  # fmt: skip
+        """Run ``make(i)`` (a reconnect, or a send that reconnects first) for every ``i`` concurrently
+        under one deadline (the longest ``reconnect_timeout_s`` plus a connect timeout): N dead sessions
+        cost about one reconnect, not N. One still down gets its own ``ReconnectFailedError``."""
+        tasks = {i: asyncio.ensure_future(make(i)) for i in indices}
+        budget = max(self.clients[i]._reconnect_timeout + self.clients[i]._connect_timeout for i in indices)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        _, pending = await asyncio.wait(tasks.values(), timeout=budget)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        waited = round(loop.time() - started, 3)
+        for i, task in tasks.items():
+            if task in pending:
+                errors[i] = ReconnectFailedError(
+                    f"{self.clients[i].base_url} stayed unreachable: no connection within the batch's "
+                    f"reconnect deadline of {budget:g} s", attempts=None, waited_s=waited)
+                continue
+            exc = task.exception()
+            if exc is None:
+                if out is not None:
+                    out[i] = task.result()
+            elif isinstance(exc, _SESSION_ERRORS):
+                errors[i] = exc
+            else:
+                raise exc
 
     async def state_async(self) -> list[Any]:
         """Every session's state (an exception object where one failed)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["FATAL", "INFO", "WARN", "Finding", "Report", "check_rollout", "check_sequence", "check_turn",
-           "check_turn_eval", "check_upstream_response"]
+           "check_turn_eval", "check_upstream_response", "validate_training_turn"]
 
 FATAL, WARN, INFO = "FATAL", "WARN", "INFO"
 
@@ -170,3 +170,20 @@ def check_upstream_response(payload: dict[str, Any]) -> Report:
     elif choice.get("token_ids") and len(content) != len(choice["token_ids"]):
         r.add(FATAL, "logprob_misalign", f"{len(content)} logprobs vs {len(choice['token_ids'])} token ids")
     return r
+
+
+def validate_training_turn(prompt_ids: list[Any], sampled_ids: list[Any], logprobs: list[Any] | None,
+                           loss_mask: list[Any]) -> None:
+    """Raise ``ValueError`` naming every fatal problem of one trainer-facing turn: bad ids or logprobs
+    (``check_turn``), a ``loss_mask`` that does not cover prompt plus completion, is not all 0/1
+    integers, or marks a prompt token trainable. A partial completion mask is fine."""
+    report = check_turn(prompt_ids, sampled_ids, logprobs)
+    if len(loss_mask) != len(prompt_ids) + len(sampled_ids):
+        report.add(FATAL, "length_mismatch", f"loss_mask has {len(loss_mask)} entries for "
+                   f"{len(prompt_ids)} prompt + {len(sampled_ids)} completion tokens")
+    elif any(type(m) is not int or m not in (0, 1) for m in loss_mask):
+        report.add(FATAL, "invalid_loss_mask", "loss_mask entries must be the integers 0 or 1")
+    elif any(loss_mask[: len(prompt_ids)]):
+        report.add(FATAL, "trainable_prompt", "a prompt token is marked trainable (prompt tokens are context)")
+    if not report.ok:
+        raise ValueError("invalid training turn: " + "; ".join(str(f) for f in report.fatal))

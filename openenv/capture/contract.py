@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checks import check_turn
+from .checks import check_turn, validate_training_turn
 from .graph import RolloutGraph, TurnNode
 
-__all__ = ["to_trace_entries", "to_turn_records"]
+__all__ = ["to_trace_entries", "to_training_trace", "to_turn_records"]
 
 
 def _require_trainable(document: dict[str, Any]) -> None:
@@ -66,11 +66,13 @@ def to_trace_entries(graph: RolloutGraph, document: dict[str, Any]) -> list[dict
     for node in _agent_nodes(graph, document):
         if not _usable(node):
             continue
+        mask = [0] * len(node.prompt_ids) + masks[node.node_id]
+        validate_training_turn(node.prompt_ids, node.sampled_ids, node.sampled_logprobs, mask)
         entries.append({
             "request": {"messages": node.request_messages, "tools": node.request_tools},
             "response": {"choices": [{"message": node.response_message, "finish_reason": node.finish_reason}]},
             "prompt_token_ids": node.prompt_ids, "completion_token_ids": node.sampled_ids,
-            "per_token_logps": node.sampled_logprobs or [], "loss_mask": [0] * len(node.prompt_ids) + masks[node.node_id],
+            "per_token_logps": node.sampled_logprobs or [], "loss_mask": mask,
             "metadata": {"node_id": node.node_id, "index": node.index, "model": node.model, "n_tools": node.n_tools,
                          "harness_session_id": node.harness_session_id, "sampling_params": dict(node.sampling_params),
                          "requested_sampling_params": dict(node.requested_sampling_params)},
@@ -87,3 +89,16 @@ def to_turn_records(graph: RolloutGraph, document: dict[str, Any]) -> list[tuple
         raise ValueError("to_turn_records cannot represent partial masks; use to_trace_entries")
     return [(n.prompt_ids, n.sampled_ids, list(n.sampled_logprobs or [])) for n in _agent_nodes(graph, document)
             if _usable(n) and any(masks[n.node_id])]
+
+
+def to_training_trace(graph: RolloutGraph, document: dict[str, Any]) -> Any:
+    """The rollout's agent calls as one ``openenv.core.harness.TrainingTrace`` (shared prefixes
+    once); refuses a document with fatal findings or an agent call without usable ids/logprobs."""
+    from openenv.core.harness.training import TrainingTrace
+
+    if any("[FATAL" in finding for finding in document.get("validation", [])):
+        raise ValueError("cannot train on a capture with fatal validation findings")
+    _require_trainable(document)
+    if any(not _usable(node) for node in _agent_nodes(graph, document)):
+        raise ValueError("an agent call of this capture lacks usable engine token ids or logprobs")
+    return TrainingTrace.from_entries(to_trace_entries(graph, document))

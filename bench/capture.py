@@ -65,7 +65,8 @@ async def _loop(http: httpx.AsyncClient, url: str, key: str | None, calls: int, 
 
 async def _run(url: str, a: argparse.Namespace, *, direct: bool) -> list[float]:
     lat: list[float] = []
-    limits = httpx.Limits(max_connections=a.rollouts, max_keepalive_connections=a.rollouts)
+    # idle connections expire before the server's 5 s keep-alive, so none is reused as it closes
+    limits = httpx.Limits(max_connections=a.rollouts, max_keepalive_connections=a.rollouts, keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=60, limits=limits, trust_env=False) as http:
         keys: list[str | None] = [None] * a.rollouts
         if not direct:
@@ -107,7 +108,10 @@ def main() -> None:
         results: dict[str, list[float]] = {name: [] for name in targets}
         for _ in range(a.rounds):  # interleaved, so drift hits every target alike
             for name, (url, direct) in targets.items():
-                results[name] += asyncio.run(_run(url, a, direct=direct))
+                try:
+                    results[name] += asyncio.run(_run(url, a, direct=direct))
+                except httpx.HTTPError as exc:
+                    raise SystemExit(f"{name} at {url} failed: {type(exc).__name__}: {exc}") from exc
         base50, base99 = _q(results["direct"], 50), _q(results["direct"], 99)
         print(f"{a.rollouts} concurrent rollouts x {a.calls} calls x {a.rounds} rounds (per-call latency, ms)")
         for name, lat in results.items():

@@ -1,0 +1,92 @@
+"""One collect script, run under either interpreter (ours or the published 0.10's), printing JSON.
+
+``python collect_script.py runner <env_url> <out_dir>``: CollectRunner over the tic-tac-toe test
+env with a scripted teacher (first legal move): a first run, a resumed run, a failing task, a
+dropped record; prints both CollectResults and the results.jsonl rows.
+``python collect_script.py rollout_func <env_url>``: build_harness_rollout_func's returned dict.
+Uses only 0.10's public names, the way its collect tutorial (examples/ttt_collect_demo.py) does.
+"""
+
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+
+from openenv.core.harness import (
+    HarnessRunLimits,
+    MCPHarnessAdapter,
+    ModelStepResult,
+    build_harness_rollout_func,
+)
+from openenv.core.harness.collect import CollectRunner, RolloutSerializer
+from openenv.core.llm_client import LLMResponse, ToolCall
+
+from openspiel_env.client import OpenSpielEnv
+from openspiel_env.harness import OpenSpielSessionFactory
+
+
+def legal_actions(messages):
+    for m in reversed(messages):
+        content = m.get("content") or ""
+        try:
+            payload = json.loads(content)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and "legal_actions" in payload:
+            return payload["legal_actions"]
+        found = re.search(r"Legal actions:\s*\[([^\]]*)\]", content)
+        if found:
+            return [int(x) for x in found.group(1).split(",") if x.strip()]
+    return []
+
+
+def teacher(messages, tools, sampling):
+    legal = legal_actions(messages)
+    action = legal[0] if legal else 0
+    return ModelStepResult(
+        response=LLMResponse(content=f"cell {action}", tool_calls=[ToolCall(id=f"t-{action}", name=tools[0].name,
+                                                                            args={"action_id": action})]),
+        prompt_ids=[len(messages), 7], completion_ids=[100 + action], logprobs=[-0.25],
+    )
+
+
+class Flaky:
+    """Fails for the task "boom" (a failed episode is counted, not raised)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def create(self, task=None, seed=None, episode_id=None):
+        if task == "boom":
+            raise RuntimeError("no session for boom")
+        return self.inner.create(task=task, seed=seed, episode_id=episode_id)
+
+
+def main():
+    mode, url = sys.argv[1], sys.argv[2]
+    factory = OpenSpielSessionFactory(lambda: OpenSpielEnv(base_url=url), game_name="tic_tac_toe")
+    if mode == "rollout_func":
+        func = build_harness_rollout_func(session_factory=factory, harness_adapter=MCPHarnessAdapter(),
+                                          model_step_builder=lambda trainer, session: teacher,
+                                          limits=HarnessRunLimits(max_turns=9), reward_key="env_reward")
+        print(json.dumps(func(["a", "b"], None), sort_keys=True))
+        return
+    out = Path(sys.argv[3])
+    serializer = RolloutSerializer(out)
+    serializer.write_metadata({"env_id": "tic_tac_toe", "teacher_model": "scripted", "num_episodes": 3})
+    tasks = ["t0", "boom", "t2", "t3"]
+    runner = CollectRunner(session_factory=Flaky(factory), harness_adapter=MCPHarnessAdapter(), serializer=serializer,
+                           tasks=tasks, limits=HarnessRunLimits(max_turns=9))
+    first = runner.run(model_step=teacher, num_episodes=3, episode_id_prefix="ttt",
+                       should_keep=lambda record: record.task != "t2")
+    again = CollectRunner(session_factory=Flaky(factory), harness_adapter=MCPHarnessAdapter(), serializer=serializer,
+                          tasks=tasks, limits=HarnessRunLimits(max_turns=2))
+    second = again.run(model_step=teacher, num_episodes=4, episode_id_prefix="ttt")
+    rows = [json.loads(line) for line in serializer.results_path.read_text().splitlines() if line.strip()]
+    print(json.dumps({"first": dataclasses.asdict(first), "second": dataclasses.asdict(second), "rows": rows,
+                      "metadata": json.loads(serializer.metadata_path.read_text())}, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

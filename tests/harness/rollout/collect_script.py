@@ -13,6 +13,9 @@ import re
 import sys
 from pathlib import Path
 
+from openspiel_env.client import OpenSpielEnv
+from openspiel_env.harness import OpenSpielSessionFactory
+
 from openenv.core.harness import (
     HarnessRunLimits,
     MCPHarnessAdapter,
@@ -21,9 +24,6 @@ from openenv.core.harness import (
 )
 from openenv.core.harness.collect import CollectRunner, RolloutSerializer
 from openenv.core.llm_client import LLMResponse, ToolCall
-
-from openspiel_env.client import OpenSpielEnv
-from openspiel_env.harness import OpenSpielSessionFactory
 
 
 def legal_actions(messages):

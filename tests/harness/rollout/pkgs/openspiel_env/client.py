@@ -6,7 +6,6 @@ from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-
 from openspiel_env.models import OpenSpielAction, OpenSpielObservation, OpenSpielState
 
 

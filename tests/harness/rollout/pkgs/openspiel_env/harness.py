@@ -7,7 +7,6 @@ from typing import Any
 
 from openenv.core.env_server.mcp_types import Tool
 from openenv.core.harness import StepEnvSessionAdapter, ToolResult
-
 from openspiel_env.models import OpenSpielAction
 
 PLAY_MOVE = Tool(

@@ -7,7 +7,6 @@ from uuid import uuid4
 
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
-
 from openspiel_env.models import OpenSpielAction, OpenSpielObservation, OpenSpielState
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]

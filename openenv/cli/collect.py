@@ -127,6 +127,7 @@ def collect(env: str, base_url: str, output_dir: Path, num_episodes: int, max_tu
                                capture=capture)  # fmt: skip
     else:
         step = scripted_model_step()
+    teacher_step = step
     serializer = RolloutSerializer(output_dir)
     serializer.write_metadata({
         "env": env, "env_base_url": base_url, "provider": teacher, "model": model, "llm_endpoint": llm_endpoint,
@@ -157,6 +158,8 @@ def collect(env: str, base_url: str, output_dir: Path, num_episodes: int, max_tu
     finally:
         if store is not None:
             store.close()
+        if callable(getattr(teacher_step, "close", None)):
+            teacher_step.close()
     click.echo(f"Collected={result.num_collected} skipped={result.num_skipped} dropped={result.num_dropped} "
                f"failed={result.num_failed}")  # fmt: skip
     click.echo(f"avg_reward={result.avg_reward:.3f} success_rate={result.success_rate:.0%}")

@@ -147,6 +147,10 @@ def chat_model_step(base_url: str, model: str, *, api_key: str | None, temperatu
             logprobs=list(cap.get("logprobs") or []), details=details,
         )  # fmt: skip
 
+    def close() -> None:
+        asyncio.run_coroutine_threadsafe(chat.aclose(), loop).result(timeout=10)
+
+    model_step.close = close  # type: ignore[attr-defined]  # the CLI closes the connection pool when done
     return model_step
 
 

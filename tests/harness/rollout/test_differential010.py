@@ -9,14 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.peer010 import ROOT, peer010_python
 
 from .conftest import PKGS
 
 SCRIPT = Path(__file__).parent / "collect_script.py"
-pytestmark = pytest.mark.interop
 
 
 def _env(ours: bool) -> dict[str, str]:

@@ -11,7 +11,7 @@ and seed; tags ``collect`` and the collect episode id). Each tool call is a step
 call is that step's model turn (``EpisodeStore.record_turn``: messages, tools, reply, tool calls,
 latency, and under ``capture`` the engine's prompt/sampled ids and logprobs when it returned them,
 the same keys ``openenv capture`` and ``openenv rollout --capture`` record). A final answer without
-a tool call is a turn after the last step. The episode ends ``done``, ``truncated`` (limits hit) or
+a tool call is a turn after the last step. The episode ends ``done`` (the env or the harness ended it), ``truncated`` (limits hit) or
 ``error`` (a tool raised, or the rollout failed before ``verify``). One rollout at a time per recorder (``CollectRunner`` is sequential).
 """
 
@@ -38,6 +38,7 @@ class CapturedStepResult(ModelStepResult):
 class _Episode:
     def __init__(self, store_id: str) -> None:
         self.id, self.steps, self.turns, self.failed, self.done = store_id, 0, 0, False, False
+        self.finished = False
 
 
 def _tool_dict(tool: Any) -> dict[str, Any]:
@@ -130,7 +131,7 @@ class CollectRecorder:
             self._current = None
         if ep.done:
             return  # a done step already ended the episode
-        reason = "error" if ep.failed or verify is None else "done" if verify.done else "truncated"
+        reason = "error" if ep.failed or verify is None else "done" if verify.done or ep.finished else "truncated"
         self.store.finish_episode(ep.id, reason)
 
 
@@ -176,6 +177,8 @@ class _RecordingSession(ResourceSession):
 
     def verify(self, transcript: list[Message], final_state: Any | None = None) -> VerifyResult:
         self._verify = self.inner.verify(transcript, final_state)
+        if isinstance(final_state, dict) and final_state.get("done"):
+            self.episode.finished = True  # the harness ended the rollout (e.g. the model stopped calling tools)
         return self._verify
 
     def close(self) -> None:

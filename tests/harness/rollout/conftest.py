@@ -1,4 +1,4 @@
-"""Fixtures: the tic-tac-toe test env (``pkgs/openspiel_env``) and the echo env served by ours on
+"""Session-wide fixtures (a served app cannot be served twice: its executor stops with it): the tic-tac-toe test env (``pkgs/openspiel_env``) and the echo env served by ours on
 127.0.0.1, the loopback OpenAI-compatible engine (tests/capture/fake_engine.py), a store per test."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if str(PKGS) not in sys.path:
     sys.path.insert(0, str(PKGS))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ttt_url() -> Iterator[str]:
     from openspiel_env.server import app
 
@@ -26,7 +26,7 @@ def ttt_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def echo_url() -> Iterator[str]:
     from openenv.envs.echo.app import app
 
@@ -34,7 +34,7 @@ def echo_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def engine_url() -> Iterator[str]:
     with running_server(make_engine()) as url:
         yield url

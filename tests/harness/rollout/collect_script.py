@@ -4,6 +4,7 @@
 env with a scripted teacher (first legal move): a first run, a resumed run, a failing task, a
 dropped record; prints both CollectResults and the results.jsonl rows.
 ``python collect_script.py rollout_func <env_url>``: build_harness_rollout_func's returned dict.
+``python collect_script.py bridge <env_url>``: SessionMCPBridge replies (good and bad requests) and verify().
 Uses only 0.10's public names, the way its collect tutorial (examples/ttt_collect_demo.py) does.
 """
 
@@ -20,6 +21,7 @@ from openenv.core.harness import (
     HarnessRunLimits,
     MCPHarnessAdapter,
     ModelStepResult,
+    SessionMCPBridge,
     build_harness_rollout_func,
 )
 from openenv.core.harness.collect import CollectRunner, RolloutSerializer
@@ -71,6 +73,26 @@ def main():
                                           model_step_builder=lambda trainer, session: teacher,
                                           limits=HarnessRunLimits(max_turns=9), reward_key="env_reward")
         print(json.dumps(func(["a", "b"], None), sort_keys=True))
+        return
+    if mode == "bridge":
+        session = factory.create(task="t", seed=3, episode_id="b-1")
+        bridge = SessionMCPBridge(session)
+        requests = [
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "play_move", "arguments": {"action_id": 4}}},
+            {"jsonrpc": "1.0", "id": 3, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {}},
+            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "close"}},
+            {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "nope"}},
+            {"jsonrpc": "2.0", "id": "seven", "method": "resources/list"},
+            {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "play_move", "arguments": {}}},
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "play_move", "arguments": {"action_id": 4}}},
+        ]
+        replies = [bridge.handle_request(r) for r in requests]
+        verify = session.verify(transcript=[{"role": "user", "content": "x"}])
+        session.close()
+        print(json.dumps({"replies": replies, "verify": dataclasses.asdict(verify),
+                          "initial": session.initial_messages()}, sort_keys=True, default=str))
         return
     out = Path(sys.argv[3])
     serializer = RolloutSerializer(out)

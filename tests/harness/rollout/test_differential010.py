@@ -69,3 +69,24 @@ def test_openenv_collect_cli_matches_010(ttt_url: str, tmp_path: Path) -> None:
     assert ours_meta == peer_meta
     assert (tmp_path / "ours" / "results.jsonl").read_bytes() == (tmp_path / "peer" / "results.jsonl").read_bytes()
     assert "Collected" in proc.stdout
+
+
+def test_the_collect_tutorial_runs_the_same_on_both(ttt_url: str, tmp_path: Path) -> None:
+    tutorial = str(Path(__file__).parent / "tutorial_collect.py")
+    for mode in ([], [ttt_url]):  # the tutorial's in-process scripted client, then a real server
+        ours = _last_json(_run(True, [tutorial, str(tmp_path / f"ours{len(mode)}"), *mode]).stdout)
+        peer = _last_json(_run(False, [tutorial, str(tmp_path / f"peer{len(mode)}"), *mode]).stdout)
+        assert ours["summary"] == peer["summary"] == (
+            "Collected: 4  Skipped: 0  Dropped: 0  Avg reward: 1.000  Success rate: 100%")
+        assert ours["first"] == peer["first"] and ours["first"]["episode_id"] == "ttt-000000"
+        assert Path(ours["results"]).read_bytes() == Path(peer["results"]).read_bytes()
+        assert json.loads(Path(ours["metadata"]).read_text())["teacher_model"] == "scripted-demo"
+
+
+def test_session_mcp_bridge_and_verify_match_010(ttt_url: str) -> None:
+    ours = _last_json(_run(True, [str(SCRIPT), "bridge", ttt_url]).stdout)
+    peer = _last_json(_run(False, [str(SCRIPT), "bridge", ttt_url]).stdout)
+    assert ours == peer
+    codes = [r.get("error", {}).get("code") for r in ours["replies"]]
+    assert codes == [None, None, -32600, -32602, -32602, -32601, -32601, -32601, None]
+    assert ours["verify"]["env_reward"] == -1.0 and ours["verify"]["done"] is True  # cell 4 twice: an illegal move

@@ -86,7 +86,11 @@ def test_llm_endpoint_with_capture_records_token_ids(echo_url: str, engine_url: 
         assert first["finish_reason"] == "tool_calls" and first["model"] == "vllm"
         # turn 2's prompt really extends turn 1's prompt + sampled ids, as the engine saw it
         second = turns[2][1]["capture"]
-        assert second["prompt_ids"][: len(cap["prompt_ids"]) + len(cap["sampled_ids"])][:len(cap["prompt_ids"])] == cap["prompt_ids"]
+        assert second["prompt_ids"][: len(cap["prompt_ids"]) + len(cap["sampled_ids"])] == cap["prompt_ids"] + cap["sampled_ids"]
+    exported = CliRunner().invoke(cli, ["episodes", "--db", db, "export", "--source", "collect", "--format", "training", "-"])
+    assert exported.exit_code == 0, exported.output
+    [doc] = [json.loads(line) for line in exported.output.splitlines() if line.startswith("{")]
+    assert [(t["node_id"], t["root_id"]) for t in doc["turns"]] == [("t0", "t0"), ("t1", "t0")]  # one thread
     sent = httpx.get(engine_url + "/_requests", timeout=10).json()
     assert sent[-1]["body"]["return_token_ids"] is True and sent[-1]["body"]["messages"][0]["role"] == "system"
 

@@ -90,3 +90,13 @@ def test_session_mcp_bridge_and_verify_match_010(ttt_url: str) -> None:
     codes = [r.get("error", {}).get("code") for r in ours["replies"]]
     assert codes == [None, None, -32600, -32602, -32602, -32601, -32601, -32601, None]
     assert ours["verify"]["env_reward"] == -1.0 and ours["verify"]["done"] is True  # cell 4 twice: an illegal move
+
+
+def test_public_surface_matches_010() -> None:
+    script = str(Path(__file__).parent / "surface_script.py")
+    ours = _last_json(_run(True, [script]).stdout)
+    peer = _last_json(_run(False, [script]).stdout)
+    for module, names in peer.items():
+        assert sorted(names) == sorted(ours[module]) or set(names) <= set(ours[module]), module
+        for name, described in names.items():
+            assert ours[module][name] == described, f"{module}.{name}"

@@ -167,3 +167,15 @@ def test_build_model_step_on_the_loopback_engine(echo_url: str, engine_url: str,
     [a, b] = recorder.episode_ids
     assert store.get_episode(a).end_reason == "done" and store.get_episode(a).source == "collect"
     assert sorted(store.load_turns(b)) == [1, 2]
+
+
+def test_a_training_script_imports_no_server_code() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; import openenv.core.harness.collect, openenv.core.harness.rollout, "
+            "openenv.core.harness.collect_store; from openenv.core.harness import build_harness_rollout_func; "
+            "print([m for m in ('fastapi', 'uvicorn', 'starlette', 'webui', 'sqlalchemy', 'openenv.recording', "
+            "'openenv.rollout', 'openenv.core.env_server.http_server') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

@@ -4,6 +4,7 @@
 env with a scripted teacher (first legal move): a first run, a resumed run, a failing task, a
 dropped record; prints both CollectResults and the results.jsonl rows.
 ``python collect_script.py rollout_func <env_url>``: build_harness_rollout_func's returned dict.
+``python collect_script.py files - <dir>``: RolloutSerializer on odd files, and the dataset card.
 ``python collect_script.py bridge <env_url>``: SessionMCPBridge replies (good and bad requests) and verify().
 Uses only 0.10's public names, the way its collect tutorial (examples/ttt_collect_demo.py) does.
 """
@@ -65,6 +66,39 @@ class Flaky:
         return self.inner.create(task=task, seed=seed, episode_id=episode_id)
 
 
+def files_case(out):
+    """RolloutSerializer on hand-made results.jsonl files, and the dataset card."""
+    from openenv.core.harness.collect import EpisodeRecord, build_dataset_readme
+
+    record = EpisodeRecord(episode_id="x-1", messages=[{"role": "user", "content": "é"}], reward=0.5, done=True,
+                           tool_trace=[], metrics={"t": (1, 2)}, verify_metrics={}, artifacts={"p": Path("/a")})
+    report = {}
+    cases = {"no_newline": b'{"episode_id": "a"}', "blank_lines": b'\n\n{"episode_id": "b"}\n\n',
+             "bad_tail": b'{"episode_id": "a"}\n{"episode_', "not_object": b"[1]\n", "no_id": b'{"id": 1}\n',
+             "bad_utf8": b'\xff\n', "empty": b""}
+    for name, content in cases.items():
+        ser = RolloutSerializer(out / name)
+        (out / name).mkdir(parents=True)
+        ser.results_path.write_bytes(content)
+        entry = {}
+        for op in ("ids", "write"):
+            try:
+                if op == "ids":
+                    entry[op] = sorted(ser.collected_episode_ids())
+                else:
+                    ser.write_episode(record)
+                    entry[op] = ser.results_path.read_bytes().decode("utf-8", "replace")
+            except ValueError as exc:
+                entry[op] = "ValueError: " + str(exc).replace(str(out), "<out>")
+        report[name] = entry
+    ser = RolloutSerializer(out / "card")
+    ser.write_metadata({"env": "e", "n": 2})
+    ser.write_episode(record)
+    report["readme"] = build_dataset_readme(out / "card")
+    report["metadata"] = ser.metadata_path.read_text()
+    return report
+
+
 def main():
     mode, url = sys.argv[1], sys.argv[2]
     factory = OpenSpielSessionFactory(lambda: OpenSpielEnv(base_url=url), game_name="tic_tac_toe")
@@ -73,6 +107,9 @@ def main():
                                           model_step_builder=lambda trainer, session: teacher,
                                           limits=HarnessRunLimits(max_turns=9), reward_key="env_reward")
         print(json.dumps(func(["a", "b"], None), sort_keys=True))
+        return
+    if mode == "files":
+        print(json.dumps(files_case(Path(sys.argv[3])), sort_keys=True))
         return
     if mode == "bridge":
         session = factory.create(task="t", seed=3, episode_id="b-1")

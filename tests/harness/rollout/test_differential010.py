@@ -100,3 +100,12 @@ def test_public_surface_matches_010() -> None:
         assert sorted(names) == sorted(ours[module]) or set(names) <= set(ours[module]), module
         for name, described in names.items():
             assert ours[module][name] == described, f"{module}.{name}"
+
+
+def test_serializer_edge_files_and_dataset_card_match_010(tmp_path: Path) -> None:
+    ours = _last_json(_run(True, [str(SCRIPT), "files", "-", str(tmp_path / "ours")]).stdout)
+    peer = _last_json(_run(False, [str(SCRIPT), "files", "-", str(tmp_path / "peer")]).stdout)
+    assert ours == peer
+    assert ours["no_newline"]["write"].startswith('{"episode_id": "a"}\n{"episode_id": "x-1"')
+    assert ours["bad_tail"]["write"].startswith("ValueError: <out>/bad_tail/results.jsonl:final line: invalid JSON")
+    assert ours["readme"].startswith("---\nconfigs:") and "| `env` | `e` |" in ours["readme"]

@@ -179,3 +179,26 @@ def test_a_training_script_imports_no_server_code() -> None:
             "'openenv.rollout', 'openenv.core.env_server.http_server') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_trl_rollout_func_can_record_into_the_store(ttt_url: str, store) -> None:
+    from openenv.core.harness import build_harness_rollout_func
+
+    def step(messages, tools, sampling):
+        cell = len(messages) // 2  # 0, 1, 2: the top row, a win
+        return ModelStepResult(response=LLMResponse(content="", tool_calls=[ToolCall(id=f"c{cell}", name="play_move",
+                                                                                     args={"action_id": cell})]),
+                               prompt_ids=[1, 2, 3 + cell], completion_ids=[50 + cell], logprobs=[-0.5])
+
+    recorder = CollectRecorder(store, env_name="ttt", label="grpo")
+    func = build_harness_rollout_func(session_factory=recorder.session_factory(_factory(ttt_url)),
+                                      harness_adapter=MCPHarnessAdapter(),
+                                      model_step_builder=lambda trainer, session: recorder.model_step(step))
+    batch = func(["p0", "p1"], None)
+    assert batch["env_reward"] == [1.0, 1.0] and batch["completion_ids"] == [[50, 51, 52]] * 2
+    for eid, prompt in zip(recorder.episode_ids, ["p0", "p1"], strict=True):
+        ep = store.get_episode(eid)
+        assert ep.reset_kwargs["task"] == prompt and ep.end_reason == "done" and ep.total_reward == 1.0
+        turns = store.load_turns(eid)
+        assert [turns[i][1]["capture"]["sampled_ids"] for i in (1, 2, 3)] == [[50], [51], [52]]
+        assert turns[1][1]["capture"]["prompt_ids"] == [1, 2, 3] and turns[1][1]["capture"]["logprobs"] == [-0.5]

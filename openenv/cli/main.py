@@ -11,6 +11,7 @@ import click
 COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "capture": "openenv.cli.capture:capture",
+    "collect": "openenv.cli.collect:collect",
     "episodes": "openenv.cli.episodes:episodes",
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",

@@ -9,34 +9,33 @@ episode store as it completes, and hands a trainer one validated document per ro
 
 from __future__ import annotations
 
-from .app import create_capture_app
-from .checks import Finding, Report, check_rollout, check_sequence, check_turn, check_upstream_response
-from .document import rollout_document, summarise
-from .engine import CAPTURE_LEVELS, EngineClient, UpstreamError
-from .graph import RolloutGraph, TrainingSequence, TurnNode
-from .recording import CaptureRecorder, graph_from_turns
-from .server import CaptureServer
-from .sessions import CaptureSession, SessionRegistry
+import importlib
+from typing import Any
 
-__all__ = [
-    "CAPTURE_LEVELS",
-    "CaptureRecorder",
-    "CaptureServer",
-    "CaptureSession",
-    "EngineClient",
-    "Finding",
-    "Report",
-    "RolloutGraph",
-    "SessionRegistry",
-    "TrainingSequence",
-    "TurnNode",
-    "UpstreamError",
-    "check_rollout",
-    "check_sequence",
-    "check_turn",
-    "check_upstream_response",
-    "create_capture_app",
-    "graph_from_turns",
-    "rollout_document",
-    "summarise",
-]
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "app": ("create_capture_app",),
+    "checks": ("Finding", "Report", "check_rollout", "check_sequence", "check_turn", "check_upstream_response"),
+    "document": ("rollout_document", "summarise"),
+    "engine": ("CAPTURE_LEVELS", "EngineClient", "UpstreamError"),
+    "graph": ("RolloutGraph", "TrainingSequence", "TurnNode"),
+    "recording": ("CaptureRecorder", "graph_from_turns"),
+    "server": ("CaptureServer",),
+    "sessions": ("CaptureSession", "SessionRegistry"),
+}
+_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """Each name loads its module on first use: a trainer reading graphs never loads the server."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

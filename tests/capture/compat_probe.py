@@ -17,6 +17,7 @@ from openenv.core.harness.capture import (
     detect,
     measure_retokenization_skew,
     to_trace_entries,
+    to_training_trace,
     to_turn_records,
 )
 from openenv.core.harness.capture.graph import common_prefix_len
@@ -83,7 +84,8 @@ def main() -> None:
                  "prompt_len": s.prompt_len, "turn_lengths": s.turn_lengths()} for s in g.sequences()]
         graphs.append({"sequences": seqs, "roots": [n.node_id for n in g.roots()],
                        "parents": {n.node_id: n.parent_id for n in g.nodes()},
-                       "entries": to_trace_entries(g, doc), "records": [list(r) for r in to_turn_records(g, doc)],
+                       "entries": to_trace_entries(g, doc),
+                       "trace": to_training_trace(g, doc).model_dump(mode="json"), "records": [list(r) for r in to_turn_records(g, doc)],
                        "skew": measure_retokenization_skew(g, doc, CharTokenizer()),
                        "skew_error": measure_retokenization_skew(g, doc, CharTokenizer(),
                                                                  chat_template_kwargs={"explode": True})})

@@ -119,7 +119,7 @@ def test_same_graph_sequences_and_trace_contract(answers: tuple[dict, dict]) -> 
     published, ours = answers
     assert len(ours["graphs"]) == 2
     for got, want in zip(ours["graphs"], published["graphs"], strict=True):
-        for key in ("sequences", "roots", "parents", "entries", "records", "skew", "skew_error"):
+        for key in ("sequences", "roots", "parents", "entries", "trace", "records", "skew", "skew_error"):
             assert got[key] == want[key], key
 
 

@@ -12,27 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from openenv.capture.checks import validate_training_turn
+
 __all__ = ["TrainingTrace", "TrainingTurn", "validate_training_turn"]
-
-
-def validate_training_turn(prompt_ids: list[Any], sampled_ids: list[Any], logprobs: list[Any] | None,
-                           loss_mask: list[Any]) -> None:  # fmt: skip
-    """Raise ``ValueError`` naming every fatal finding of one trainer-facing turn.
-
-    The mask spans prompt + completion, holds only 0/1 and never marks a prompt token; a masked
-    completion token may keep its real logprob (the mask decides supervision, not provenance).
-    """
-    from openenv.capture.checks import FATAL, check_turn
-
-    report = check_turn(prompt_ids, sampled_ids, logprobs)
-    if len(loss_mask) != len(prompt_ids) + len(sampled_ids):
-        report.add(FATAL, "length_mismatch", "loss_mask must cover prompt plus completion")
-    elif any(type(m) is not int or m not in (0, 1) for m in loss_mask):
-        report.add(FATAL, "invalid_loss_mask", "loss_mask may hold only the integers 0 and 1")
-    elif any(loss_mask[: len(prompt_ids)]):
-        report.add(FATAL, "trainable_prompt", "prompt tokens must stay context (mask 0)")
-    if not report.ok:
-        raise ValueError("invalid training turn: " + "; ".join(str(f) for f in report.fatal))
 
 
 class TrainingTurn(BaseModel):

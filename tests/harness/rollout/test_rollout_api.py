@@ -175,6 +175,8 @@ def test_a_training_script_imports_no_server_code() -> None:
 
     code = ("import sys; import openenv.core.harness.collect, openenv.core.harness.rollout, "
             "openenv.core.harness.collect_store; from openenv.core.harness import build_harness_rollout_func; "
+            "from openenv.core.harness.capture import RolloutGraph, to_training_trace, detect; "
+            "import openenv.core.harness.capture.validate, openenv.core.harness.capture.contract; "
             "print([m for m in ('fastapi', 'uvicorn', 'starlette', 'webui', 'sqlalchemy', 'openenv.recording', "
             "'openenv.rollout', 'openenv.core.env_server.http_server') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -8,33 +8,36 @@ The implementation is ``openenv.capture`` (see docs/capture.md); these modules g
 
 from __future__ import annotations
 
-from openenv.capture.contract import to_trace_entries, to_training_trace, to_turn_records
-from openenv.capture.detection import APIType, detect
-from openenv.capture.engine import UpstreamError
-from openenv.capture.graph import RolloutGraph, TurnNode
-from openenv.capture.inference import InferenceClient
-from openenv.capture.server import CaptureServer
-from openenv.capture.skew import measure_retokenization_skew
+import importlib
+from typing import Any
 
-__all__ = [
-    "APIType",
-    "CaptureServer",
-    "InferenceClient",
-    "RolloutGraph",
-    "TurnNode",
-    "UpstreamError",
-    "detect",
-    "measure_retokenization_skew",
-    "to_trace_entries",
-    "to_training_trace",
-    "to_turn_records",
-]
-
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "openenv.capture.contract": ("to_trace_entries", "to_training_trace", "to_turn_records"),
+    "openenv.capture.detection": ("APIType", "detect"),
+    "openenv.capture.engine": ("UpstreamError",),
+    "openenv.capture.graph": ("RolloutGraph", "TurnNode"),
+    "openenv.capture.inference": ("InferenceClient",),
+    "openenv.capture.server": ("CaptureServer",),
+    "openenv.capture.skew": ("measure_retokenization_skew",),
+}
+_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
 _MISSING = ("validate_llm", "require_llm", "LLMReport")
 
+__all__ = sorted(_WHERE)
 
-def __getattr__(name: str) -> object:
+
+def __getattr__(name: str) -> Any:
+    """Names load on first use, so reading graphs and contracts never loads the proxy's server."""
     if name in _MISSING:
         raise ImportError(f"{name} (0.10's live probe of an engine's capture level) is not provided by this package: "
                           "pass capture_level explicitly (tokens for vLLM/SGLang, text for hosted APIs)")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

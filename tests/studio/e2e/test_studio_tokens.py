@@ -54,3 +54,32 @@ def test_the_token_view_follows_a_live_capture(page: Any, engine: str, tmp_path:
         page.locator(".tok-context summary").first.click()
         assert page.locator(".tok-context .tok.ctx").first.is_visible()
         shot(page, "two-calls", narrow=True)
+
+
+def test_a_person_compares_two_captures_token_by_token(page: Any, engine: str, tmp_path: Path, shot: Any) -> None:
+    from tests.capture.harness import run_chat
+
+    with EpisodeStore(tmp_path / "episodes.db") as store, CaptureServer(llm_url=engine, port=0, store=store) as proxy:
+        episodes = []
+        for tools in (True, False):  # the second run offers no tool: its first reply differs
+            sid = httpx.post(f"{proxy.base_url}/sessions", json={}, timeout=10).json()["session_id"]
+            run_chat(f"{proxy.base_url}/v1", sid, tools=tools)
+            episodes.append(httpx.get(f"{proxy.base_url}/sessions/{sid}", timeout=10).json()["episode_id"])
+    a, b = episodes
+    with running_studio(make_settings(tmp_path)) as studio:
+        page.goto(f"{studio}/episodes/{a}/tokens")
+        page.click("#tokens-compare")
+        page.fill("#compare-b", b[:10])
+        page.click("#compare-go")
+        page.wait_for_selector("#compare-summary")
+        page.click("#compare-tokens")
+        page.wait_for_selector("#token-compare-summary")
+        assert page.get_attribute("#token-compare-summary", "data-divergence") == "0"
+        assert "They first differ at call 1" in page.inner_text("#token-divergence-line")
+        first = page.locator("#tok-call-0")
+        assert first.get_attribute("open") is not None
+        assert first.locator(".tok-diff").count() == 2 and first.locator(".cmp-side-a .tok").count() > 0
+        shot(page, "token-compare")
+        page.click("#token-compare-swap")
+        page.wait_for_url(f"**/episodes/compare/tokens?a={b}&b={a}")
+        assert page.locator("#tok-call-0 .tok-diff").count() == 2

@@ -1,5 +1,6 @@
 """``/episodes/compare?a=ID&b=ID``: two episodes side by side, aligned by step, the first
-divergence marked; with only ``a``, a chooser of episodes to compare it with. Ids may be prefixes."""
+divergence marked; with only ``a``, a chooser of episodes to compare it with. Ids may be prefixes.
+``/episodes/compare/tokens?a=ID&b=ID``: their captured model calls token by token."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from webui.studio.episode_views import summarize
 from webui.studio.errors import NotFoundError, StudioError
 from webui.studio.rendering import page
 from webui.studio.state import Studio, studio_of
+from webui.studio.token_compare import compare_tokens
 from webui.templating import url
 
 router = APIRouter()
@@ -60,6 +62,16 @@ async def episodes_compare(request: Request) -> Response:
                     choices=candidates(studio.store, a))
     b = _resolve(studio, q.get("b", ""), "B")
     cmp = compare_episodes(studio.store, a, b)
+    tokens = compare_tokens(studio.store, a.id, b.id)
     views = {r.index: (_views(request, a.id, r.index, r.a), _views(request, b.id, r.index, r.b)) for r in cmp.rows}
     return page(request, "studio/episode_compare.html", nav="episodes", a=a, b=b, cmp=cmp, views=views,
-                summarize=summarize, choices=[])
+                summarize=summarize, choices=[], has_tokens=any(p.a and p.b for p in tokens.pairs))
+
+
+@router.get("/episodes/compare/tokens", name="episodes_compare_tokens")
+async def episodes_compare_tokens(request: Request) -> Response:
+    studio = studio_of(request)
+    a = _resolve(studio, request.query_params.get("a", ""), "A")
+    b = _resolve(studio, request.query_params.get("b", ""), "B")
+    return page(request, "studio/token_compare.html", nav="episodes", a=a, b=b,
+                cmp=compare_tokens(studio.store, a.id, b.id))

@@ -2,8 +2,8 @@
 
 The implementation is ``openenv.capture`` (see docs/capture.md); these modules give 0.10's names:
 ``graph``, ``validate``, ``contract``, ``detection``, ``sessions``, ``server`` (``create_app``),
-``runner`` (``CaptureServer``) and ``upstream`` (``InferenceClient``). Not provided:
-``validate_llm``/``require_llm``/``LLMReport`` (0.10's live probe of an engine's capture level).
+``runner`` (``CaptureServer``), ``upstream`` (``InferenceClient``) and ``validate_llm``
+(``validate_llm``, ``require_llm``, ``LLMReport``: the live probe of an engine's capture level).
 """
 
 from __future__ import annotations
@@ -17,20 +17,17 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "openenv.capture.engine": ("UpstreamError",),
     "openenv.capture.graph": ("RolloutGraph", "TurnNode"),
     "openenv.capture.inference": ("InferenceClient",),
+    "openenv.capture.probe": ("LLMReport", "require_llm", "validate_llm"),
     "openenv.capture.server": ("CaptureServer",),
     "openenv.capture.skew": ("measure_retokenization_skew",),
 }
 _WHERE = {name: module for module, names in _SOURCES.items() for name in names}
-_MISSING = ("validate_llm", "require_llm", "LLMReport")
 
 __all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
     """Names load on first use, so reading graphs and contracts never loads the proxy's server."""
-    if name in _MISSING:
-        raise ImportError(f"{name} (0.10's live probe of an engine's capture level) is not provided by this package: "
-                          "pass capture_level explicitly (tokens for vLLM/SGLang, text for hosted APIs)")
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

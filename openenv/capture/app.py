@@ -1,11 +1,12 @@
-"""The capture proxy as an ASGI app: OpenAI chat completions and Anthropic Messages in front of an
-OpenAI-compatible engine, each call captured (token ids, logprobs) into its session's graph and,
+"""The capture proxy as an ASGI app: OpenAI chat completions, Anthropic Messages and OpenAI
+Responses in front of an OpenAI-compatible engine, each call captured (token ids, logprobs) into its session's graph and,
 when a store is given, into the episode store as it completes.
 
 Routes: ``GET /health``; the trainer's control plane ``POST /sessions`` (mint a rollout id: the
 harness's API key), ``GET /sessions``, ``GET /sessions/{id}``, ``GET /sessions/{id}/rollout`` (the
 training document), ``DELETE /sessions/{id}`` — behind ``admin_key`` when one is set, as in OpenEnv
-0.10; the harness's data plane ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/messages``.
+0.10; the harness's data plane ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/messages``,
+``POST /v1/responses``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from .checks import check_turn, check_turn_eval
+from .dialect_responses import responses_reply, responses_sse, responses_to_chat
 from .dialects import anthropic_reply, anthropic_sse, anthropic_to_chat, chat_sse
 from .document import rollout_document
 from .engine import (
@@ -284,8 +286,29 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return StreamingResponse(anthropic_sse(message), media_type="text/event-stream", headers=_SSE_HEADERS)
         return JSONResponse(message)
 
+    @app.post("/v1/responses")
+    @app.post("/responses")
+    async def responses(request: Request) -> Any:
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        session = _session_or_401(request)
+        if isinstance(session, JSONResponse):
+            return session
+        try:
+            chat = responses_to_chat(body)
+        except ValueError as exc:
+            return _error(400, str(exc))
+        reply = await _complete(request, chat, session, "openai_responses")
+        if isinstance(reply, JSONResponse):
+            return reply
+        response = responses_reply(reply, body.get("model"))
+        if body.get("stream"):
+            return StreamingResponse(responses_sse(response), media_type="text/event-stream", headers=_SSE_HEADERS)
+        return JSONResponse(response)
+
     @app.post("/{path:path}")
     async def unknown(path: str) -> Any:
-        return _error(404, f"/{path} is not served here: use /v1/chat/completions or /v1/messages")
+        return _error(404, f"/{path} is not served here: use /v1/chat/completions, /v1/messages or /v1/responses")
 
     return app

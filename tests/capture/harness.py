@@ -93,3 +93,27 @@ def _from_anthropic_stream(text: str) -> list[dict[str, Any]]:
         elif event["type"] == "content_block_stop" and event["index"] in partial:
             blocks[event["index"]]["input"] = json.loads(partial[event["index"]])
     return blocks
+
+
+def run_responses(base_url: str, key: str, *, model: str = "vllm", stream: bool = False,
+                  max_calls: int = 4) -> list[dict[str, Any]]:
+    """The OpenAI Responses loop (codex's shape: instructions, input items, function tools); the
+    final input item list (outputs included)."""
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": TASK}]}]
+    tool = {"type": "function", "name": "add", "description": "Add numbers.", "parameters": TOOL["function"]["parameters"]}
+    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30, trust_env=False) as http:
+        for _ in range(max_calls):
+            resp = http.post("/responses", json={"model": model, "instructions": SYSTEM, "input": items,
+                                                 "tools": [tool], "max_output_tokens": 256, "stream": stream})
+            resp.raise_for_status()
+            if stream:
+                done = [e for e in _sse_events(resp.text) if e["type"] == "response.completed"]
+                output = done[-1]["response"]["output"]
+            else:
+                output = resp.json()["output"]
+            items += output
+            calls = [o for o in output if o["type"] == "function_call"]
+            if not calls:
+                return items
+            items += [{"type": "function_call_output", "call_id": c["call_id"], "output": "2"} for c in calls]
+    return items

@@ -10,7 +10,7 @@ from openenv.capture import CaptureServer
 
 from .conftest import ENGINE_KEY, engine_requests
 from .fake_engine import render_body, render_prompt
-from .harness import run_anthropic, run_chat
+from .harness import run_anthropic, run_chat, run_responses
 
 
 def _session(proxy: CaptureServer, **payload: object) -> str:
@@ -63,6 +63,22 @@ def test_anthropic_messages_are_translated_both_ways(proxy: CaptureServer, strea
     assert doc["turns"][1]["request_messages"][-1]["role"] == "tool"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_responses_are_translated_both_ways(proxy: CaptureServer, stream: bool) -> None:
+    sid = _session(proxy)
+    items = run_responses(f"{proxy.base_url}/v1", sid, stream=stream)
+    call = items[1]
+    assert call["type"] == "function_call" and call["name"] == "add" and call["arguments"] == '{"x": 1}'
+    assert items[-1]["type"] == "message" and items[-1]["content"][0] == {"type": "output_text", "text": "done: 2",
+                                                                          "annotations": []}
+    doc = _doc(proxy, sid, include_messages="true")
+    assert doc["trainable"] and doc["stats"]["n_roots"] == 1 and len(doc["sequences"]) == 1
+    assert doc["metadata"]["api_type"] == "openai_responses"
+    second = doc["turns"][1]["request_messages"]
+    assert second[0] == {"role": "system", "content": "You are a careful agent."}
+    assert second[2]["tool_calls"][0]["function"]["name"] == "add" and second[3]["role"] == "tool"
+
+
 def test_sglang_per_choice_prompt_ids_are_read(proxy: CaptureServer) -> None:
     sid = _session(proxy)
     run_chat(f"{proxy.base_url}/v1", sid, model="sglang")
@@ -104,7 +120,11 @@ def test_unknown_keys_bad_bodies_and_unreachable_engines_get_clear_errors(proxy:
     assert httpx.post(url, json={**body, "n": 2}, headers=auth, timeout=10).status_code == 400
     bad = httpx.post(f"{proxy.base_url}/v1/messages", json={"messages": "x"}, headers={"x-api-key": sid}, timeout=10)
     assert bad.status_code == 400 and "messages" in bad.json()["error"]["message"]
-    assert httpx.post(f"{proxy.base_url}/v1/responses", json={}, headers=auth, timeout=10).status_code == 404
+    for bad_input in ({"input": 5}, {"input": [1]}, {"input": [{"type": "web_search_call"}]}, {"tools": "x"}):
+        resp = httpx.post(f"{proxy.base_url}/v1/responses", json=bad_input, headers=auth, timeout=10)
+        assert resp.status_code == 400 and resp.json()["error"]["message"], bad_input
+    gemini = httpx.post(f"{proxy.base_url}/v1beta/models/g:generateContent", json={}, headers=auth, timeout=10)
+    assert gemini.status_code == 404 and "/v1/responses" in gemini.json()["error"]["message"]
     assert httpx.post(f"{proxy.base_url}/sessions", json={"metadata": {"purpose": "x"}}, timeout=10).status_code == 400
     assert httpx.get(f"{proxy.base_url}/sessions/nope/rollout", timeout=10).status_code == 404
     from tests.server_utils import free_port

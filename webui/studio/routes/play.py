@@ -66,8 +66,10 @@ async def play_page(request: Request, rid: str) -> Response:
         ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
         resume = await asyncio.to_thread(_recorded, studio.store, previous)
         reason = reason or "this page was opened to continue it"
-    return page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), resume=resume,
+    resp = page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), resume=resume,
                 resume_reason=reason, **_ctx(request, ps, full=True))
+    resp.headers["Cache-Control"] = "no-store"  # Back asks again: the session may have moved on or closed
+    return resp
 
 
 def _recorded(store: Any, episode_id: str) -> Any:

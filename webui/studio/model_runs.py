@@ -414,6 +414,7 @@ class Takeovers:
             self._items[ps.id] = t
             ps.model_playing = True
         t.task = asyncio.create_task(self._play(t, ps, endpoint, Policy(spec)))
+        t.task.add_done_callback(lambda _: setattr(ps, "model_playing", False))  # even if cancelled before it ran
         return t
 
     async def _play(self, t: Takeover, ps: Any, endpoint: ModelEndpoint, policy: Policy) -> None:

@@ -320,7 +320,8 @@ async def session_call(ps: PlaySession) -> AsyncIterator[None]:
                 yield
             except OpenEnvError as exc:
                 if exc.code in LOST_CODES and ps.closed is None:
-                    ps.closed = f"the environment server ended it: {exc.message}"
+                    ps.closed = ("the environment server ended it: closed from its sessions list, "
+                                 "reaped when idle, or restarted")
                     await _close_quietly(ps)
                     ps.check("step")  # the refusal of a closed session, nothing recorded
                 raise

@@ -31,6 +31,13 @@
         button.classList.toggle("phase-off", !on);
       });
     });
+    /* another tab (or the model) moved the session on: show its latest step, unless this tab
+       is looking at an older one on purpose ("back to latest" is offered then) */
+    var obs = document.getElementById("observation");
+    if (obs && window.htmx && status.dataset.latestUrl && obs.dataset.shown !== status.dataset.latest &&
+        !obs.querySelector("button.link") && !document.querySelector(".htmx-request")) {
+      window.htmx.ajax("GET", status.dataset.latestUrl, { target: "#observation", swap: "outerHTML" });
+    }
     if (page && page.dataset.playUrl && window.history.replaceState) {
       /* a reload or Back comes back to this session (or, once it is gone, offers its episode) */
       var query = "?session=" + encodeURIComponent(status.dataset.session);

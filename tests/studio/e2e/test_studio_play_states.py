@@ -68,6 +68,8 @@ def test_reload_back_two_tabs_and_a_closed_session(page: Any, studio_e2e: tuple[
         other.wait_for_selector("#step-form")
         assert other.get_attribute("#env-page", "data-session") == sid
         _step(other, "from the other tab", 3)
+        page.wait_for_selector("#observation:has-text('from the other tab')", timeout=10_000)  # the first tab follows
+        assert page.locator("#history .history-row").count() == 4
         other.close()  # its pagehide must not close the session the first tab still shows
         _step(page, "three", 4)
         shot(page, "1-reattached")

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from openenv.recording import EpisodeStore
 from tests._require import require
 from tests.server_utils import running_server
 from tests.webui.servers import echo_app, fresh_toolbox_app, serve
@@ -173,5 +174,49 @@ def test_model_play_locks_the_person_out_and_updates_in_place(page: Any, studio_
         page.wait_for_selector("#step-button:not([disabled])")
         shot(page, "1-model-played")
         _step(page, "mine", 5)
+
+        page.fill("#takeover-steps", "50")  # model playing -> Take back -> idle
+        page.click("#takeover-go")
+        _phase(page, "model playing")
+        page.wait_for_selector("#take-back:not([disabled])")
+        page.wait_for_selector("#observation .badge.step:text('step 6')", timeout=30_000)
+        page.click("#take-back")
+        page.wait_for_selector('#takeover[data-status="taken back"]')
+        _phase(page, "idle")
+        page.wait_for_selector("#step-button:not([disabled])")
+        assert page.locator("#observation").count() == 1
+        taken = int(page.get_attribute("#takeover", "data-taken"))
+        page.wait_for_selector(f"#observation .badge.step:text('step {5 + taken}')")
+        _step(page, "mine again", 6 + taken)
         page.goto(f"{url}/envs")
         page.click(f'#running tr[data-runtime="{rid}"] button.stop')
+
+
+def test_close_on_the_sessions_panel_closes_the_play_tab(page: Any, studio_e2e: tuple[str, Path], shot: Any) -> None:
+    url, data = studio_e2e
+    with serve(echo_app()) as env_url:
+        rid = _attach(page, url, env_url)
+        page.goto(f"{url}/play/{rid}")
+        page.click("#reset-button")
+        page.wait_for_selector("#step-button:not([disabled])")
+        _step(page, "before", 1)
+        eid = page.get_attribute("#play-status", "data-episode")
+
+        dashboard = page.context.new_page()
+        dashboard.on("dialog", lambda dialog: dialog.accept())
+        dashboard.goto(f"{url}/envs/r/{rid}")
+        dashboard.click("#live-sessions .close-session")
+        dashboard.wait_for_selector("#live-sessions:has-text('No open sessions')")
+        dashboard.close()
+
+        page.fill('[id="f-a.message"]', "after")
+        page.click("#step-button")
+        page.wait_for_selector('#observation [role="alert"][data-code="SESSION_CLOSED"]')
+        _phase(page, "closed")
+        page.wait_for_selector("#step-button[disabled]")
+        assert "before" in page.inner_text("#observation")  # the last real observation stays
+        with EpisodeStore(data / "episodes.db") as store:
+            assert [s.action for s in store.load_steps(eid, start=1)] == [{"message": "before"}]
+        page.click("#play-reopen")  # "Open Play again" offers the episode
+        page.wait_for_selector("#play-resume")
+        shot(page, "1-reopened")

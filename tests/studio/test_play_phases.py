@@ -230,3 +230,27 @@ def test_model_playing_refuses_the_person_and_updates_one_observation(sc: Studio
     assert tab.step("mine now").status_code == 200
     assert _steps(studio_data, tab.status()["data-episode"]) == 4  # 3 model steps + 1 of mine, none refused
     tab.post("close")
+
+
+def test_an_idle_session_is_closed_not_forgotten(tmp_path: Path) -> None:
+    import asyncio
+
+    from webui.studio.play import PlaySessions
+    from webui.studio.play_state import PlayRefusedError
+
+    async def run(env_url: str) -> None:
+        with EpisodeStore(tmp_path / "episodes.db") as store:
+            plays = PlaySessions(store, idle_s=0.2)
+            ps = await plays.open("rt", "echo", env_url, provider="url")
+            await plays.reset(ps, {})
+            await asyncio.sleep(0.3)
+            await plays.reap()
+            assert plays.peek(ps.id).phase == "closed" and "idle" in ps.closed  # its page can say so
+            with pytest.raises(PlayRefusedError) as refused:
+                await plays.step(ps, {"message": "late"})
+            assert refused.value.code == "SESSION_CLOSED"
+            assert store.get_episode(ps.last_episode_id).step_count == 0
+            await plays.close_all()
+
+    with serve(echo_app()) as env_url:
+        asyncio.run(run(env_url))

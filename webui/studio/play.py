@@ -292,12 +292,17 @@ class PlaySessions:
 
     async def close_for_runtime(self, runtime_id: str) -> None:
         for sid in [s for s, p in self._items.items() if p.runtime_id == runtime_id]:
-            await self.close(sid, "its environment was stopped")
+            await self.close(sid, "its environment was stopped or restarted")
 
     async def reap(self) -> None:
+        """Close sessions idle for ``idle_s`` (a page still showing one then says it is closed);
+        forget closed ones no page has polled for a minute."""
         now = time.monotonic()
-        for sid in [s for s, p in self._items.items() if now - p.last_used > self.idle_s]:
-            await self.forget(sid)
+        for sid, ps in list(self._items.items()):
+            if ps.closed is None and now - ps.last_used > self.idle_s and not ps.model_playing:
+                await self.close(sid, f"idle for over {self.idle_s:g} s")
+            elif ps.closed is not None and now - ps.last_used > self.idle_s and now - ps.seen > 60:
+                await self.forget(sid)
 
     async def close_all(self) -> None:
         for task in list(self._pending):

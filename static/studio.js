@@ -1,4 +1,6 @@
-/* OpenEnv Studio: arrow keys move through an episode's steps. Everything else is htmx attributes. */
+/* OpenEnv Studio: arrow keys move through an episode's steps; the Play page mirrors the server's
+   state machine (#play-status, webui/studio/play_state.py) onto its buttons and its address.
+   Everything else is htmx attributes. */
 (function () {
   "use strict";
   document.addEventListener("keydown", function (ev) {
@@ -8,4 +10,54 @@
     var link = document.getElementById(ev.key === "ArrowLeft" ? "prev-step" : "next-step");
     if (link && link.getAttribute("aria-disabled") !== "true") { ev.preventDefault(); link.click(); }
   });
+
+  /* Which buttons each flag of #play-status enables. */
+  var CONTROLS = {
+    step: "#step-button, #mcp-panel button[type=submit], #web-view button",
+    reset: "#reset-button",
+    model: "#takeover-go",
+    takeBack: "#take-back"
+  };
+
+  function applyPhase() {
+    var status = document.getElementById("play-status");
+    if (!status) { return; }
+    var page = document.getElementById("env-page");
+    if (page) { page.dataset.phase = status.dataset.phase; }
+    Object.keys(CONTROLS).forEach(function (flag) {
+      var on = status.dataset[flag] === "true";
+      document.querySelectorAll(CONTROLS[flag]).forEach(function (button) {
+        button.disabled = !on;
+        button.classList.toggle("phase-off", !on);
+      });
+    });
+    /* another tab (or the model) moved the session on: show its latest step, unless this tab
+       is looking at an older one on purpose ("back to latest" is offered then) */
+    var obs = document.getElementById("observation");
+    if (obs && window.htmx && status.dataset.latestUrl && obs.dataset.shown !== status.dataset.latest &&
+        !obs.querySelector("button.link") && !document.querySelector(".htmx-request")) {
+      window.htmx.ajax("GET", status.dataset.latestUrl, { target: "#observation", swap: "outerHTML" });
+    }
+    if (page && page.dataset.playUrl && window.history.replaceState) {
+      /* a reload or Back comes back to this session (or, once it is gone, offers its episode) */
+      var query = "?session=" + encodeURIComponent(status.dataset.session);
+      if (status.dataset.episode) { query += "&episode=" + encodeURIComponent(status.dataset.episode); }
+      if (window.location.search !== query) {
+        window.history.replaceState(window.history.state, "", page.dataset.playUrl + query);
+      }
+    }
+  }
+
+  /* A step while the state machine says no (Ctrl+Enter submits a form whatever its button says). */
+  document.addEventListener("submit", function (ev) {
+    var status = document.getElementById("play-status");
+    var form = ev.target;
+    if (!status || !form || !form.closest) { return; }
+    var flag = form.id === "reset-form" ? "reset" : (form.id === "step-form" || form.closest("#mcp-panel")) ? "step" : null;
+    if (flag && status.dataset[flag] !== "true") { ev.preventDefault(); ev.stopPropagation(); }
+  }, true);
+
+  document.addEventListener("htmx:afterSettle", applyPhase);
+  document.addEventListener("htmx:afterRequest", function () { window.setTimeout(applyPhase, 0); });
+  document.addEventListener("DOMContentLoaded", applyPhase);
 }());

@@ -190,3 +190,20 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def test_restart_from_the_runtime_page_swaps_its_summary(sc: StudioClient) -> None:
+    rid = sc.launch("echo")
+    try:
+        summary = sc.page(f"/envs/r/{rid}").by_id("runtime-summary")
+        assert summary.attrs["data-status"] == "running"
+        resp = sc.post(f"/envs/r/{rid}/restart", **{"HX-Target": "runtime-summary"})
+        node = fragment(resp.text).by_id("runtime-summary")
+        assert node.attrs["data-status"] == "starting" and node.attrs["hx-get"].endswith("/summary")
+        sc.wait_launch(rid)
+        node = sc.fragment(f"/envs/r/{rid}/summary").by_id("runtime-summary")
+        assert node.attrs["data-status"] == "running"
+        row = next(r for r in sc.fragment("/envs/running").find_all("tr") if r.attrs.get("data-runtime") == rid)
+        assert row.with_class("url-cell")[0].text() in node.text()  # the current URL, not the old one
+    finally:
+        sc.post(f"/envs/r/{rid}/stop")

@@ -123,5 +123,7 @@ def test_editor_switch_history_value_and_full_page_fallback(tab: PlayTab) -> Non
 def test_closed_session_and_stopped_runtime(sc: StudioClient, tab: PlayTab) -> None:
     assert tab.post("close", {}).status_code == 204
     resp = tab.post("step", tab.form("step-form", **{"a.message": "late"}))
-    assert resp.status_code == 404 and "session has ended" in resp.text
+    assert resp.status_code == 409 and "closed" in resp.text  # a closed session says so (webui/studio/play_state.py)
+    assert fragment(resp.text).find("div", role="alert").attrs["data-code"] == "SESSION_CLOSED"
+    assert tab.sc.fragment("/play/s/nope/status", status=404) is not None
     sc.page("/play/nope", status=404)

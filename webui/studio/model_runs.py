@@ -29,6 +29,7 @@ from openenv.rollout.policy import Policy
 from openenv.rollout.results import summarise
 from openenv.rollout.spec import EnvSpec, fetch_env_spec
 from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.play import session_call
 
 __all__ = ["EndpointConfig", "Endpoints", "ModelRun", "ModelRuns", "Takeover", "Takeovers"]
 
@@ -398,6 +399,7 @@ class Takeovers:
             raise ModelRunError("The model is already playing this session; take back first.")
         if ps.episode_id is None:
             raise ModelRunError("Press Reset first: the model plays from the current observation.")
+        ps.check("model")  # not on a done episode, nor a closed session
         if not 1 <= steps <= 1000:
             raise ModelRunError("The model can play 1 to 1000 steps at a time.")
         spec = self._specs.get(ps.base_url)
@@ -406,9 +408,13 @@ class Takeovers:
                 spec = self._specs[ps.base_url] = await fetch_env_spec(ps.base_url, headers=ps.headers)
             except RolloutError as exc:
                 raise ModelRunError(exc.message) from exc
-        t = Takeover(session_id=ps.id, endpoint_name=endpoint_name, model=endpoint.model, steps=steps)
-        self._items[ps.id] = t
+        async with ps.lock:  # a human step in flight ends first; none starts while the model plays
+            ps.check("model")
+            t = Takeover(session_id=ps.id, endpoint_name=endpoint_name, model=endpoint.model, steps=steps)
+            self._items[ps.id] = t
+            ps.model_playing = True
         t.task = asyncio.create_task(self._play(t, ps, endpoint, Policy(spec)))
+        t.task.add_done_callback(lambda _: setattr(ps, "model_playing", False))  # even if cancelled before it ran
         return t
 
     async def _play(self, t: Takeover, ps: Any, endpoint: ModelEndpoint, policy: Policy) -> None:
@@ -418,8 +424,8 @@ class Takeovers:
         conv.observe(payload.get("observation"), payload.get("reward"), False, latest.index if latest is not None else 0)
         try:
             async with ChatClient(endpoint) as chat:
-                while t.taken < t.steps and not t.stop:
-                    async with ps.lock:
+                while t.taken < t.steps and not t.stop and ps.closed is None:
+                    async with session_call(ps):
                         started = time.perf_counter()
                         result = await play_turn(ps.client, conv, chat, phase=t.mark)
                         action = conv.last_action or {}
@@ -435,6 +441,8 @@ class Takeovers:
             t.status = "taken back"
         except (InvalidReplyError, ModelError, OpenEnvError) as exc:
             t.status, t.error = "failed", str(exc)
+        finally:
+            ps.model_playing = False
 
     async def take_back(self, session_id: str) -> Takeover | None:
         """Stop the model between steps: a wait for the model is cancelled, a step being taken

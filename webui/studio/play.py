@@ -8,9 +8,11 @@ and every read of the store in this process sees it (``docs/episode-format.md``)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +25,20 @@ from webui.env_views import field_help
 from webui.forms import Node, build_form
 from webui.mcp_panel import flat_observation
 from webui.studio.errors import NotFoundError, PlayError
+from webui.studio.play_state import (
+    CLOSED,
+    DONE,
+    IDLE,
+    LOST_CODES,
+    MODEL,
+    STEPPING,
+    Controls,
+    controls,
+    refusal,
+)
 from webui.web_sessions import WebSession
 
-__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions", "reset_schema"]
+__all__ = ["RESET_SCHEMA", "PlaySession", "PlaySessions", "reset_schema", "session_call"]
 
 MAX_PLAY_SESSIONS = 64
 SEED_BOUNDS = (-(2**63), 2**63 - 1)  # the store's seed column: SQLite INTEGER, Parquet int64
@@ -68,6 +81,37 @@ class PlaySession:
     last_used: float = field(default_factory=time.monotonic)
     fork: Any = None  # an ``openenv.recording.Fork`` while this session plays a fork
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # the runtime's (a bearer token)
+    closed: str | None = None  # why, once closed (the tab, the studio, or the env server ended it)
+    model_playing: bool = False  # a takeover is running (webui/studio/model_runs.py)
+    busy: int = 0  # calls in flight
+    last_episode_id: str | None = None  # the episode it recorded last (kept once it is closed)
+    seen: float = field(default_factory=time.monotonic)  # the last request from a page showing it
+
+    def _settled(self) -> str:
+        """The phase once the calls in flight are over."""
+        if self.closed is not None:
+            return CLOSED
+        if self.model_playing:
+            return MODEL
+        latest = self.web.latest
+        return DONE if latest is not None and latest.done and self.episode_id is not None else IDLE
+
+    @property
+    def phase(self) -> str:
+        """Where the state machine is (``webui.studio.play_state``): the server's truth."""
+        settled = self._settled()
+        return STEPPING if self.busy and settled in (IDLE, DONE) else settled
+
+    @property
+    def controls(self) -> Controls:
+        return controls(self.phase, self.episode_id is not None)
+
+    def check(self, what: str) -> None:
+        """Raise the ``PlayRefusedError`` for a human ``what`` that the phase refuses (call it
+        holding ``lock``: a call queued behind another sees what that one left)."""
+        exc = refusal(self._settled(), self.episode_id is not None, what, self.closed)
+        if exc is not None:
+            raise exc
 
     @property
     def forked_from(self) -> tuple[str, int] | None:
@@ -93,6 +137,7 @@ class PlaySessions:
         self.store = store
         self.idle_s = idle_s
         self._items: OrderedDict[str, PlaySession] = OrderedDict()
+        self._pending: set[asyncio.Task[None]] = set()  # delayed closes of detached pages
 
     async def open(self, runtime_id: str, name: str, base_url: str, *, provider: str | None,
                    headers: dict[str, str] | None = None) -> PlaySession:
@@ -127,7 +172,8 @@ class PlaySessions:
         self._items[ps.id] = ps
         while len(self._items) > MAX_PLAY_SESSIONS:
             _, old = self._items.popitem(last=False)
-            await _close_quietly(old)
+            if old.closed is None:
+                await _close_quietly(old)
         return ps
 
     def find(self, sid: str, runtime_id: str) -> PlaySession | None:
@@ -138,13 +184,36 @@ class PlaySessions:
         return self.get(sid)
 
     def get(self, sid: str) -> PlaySession:
+        ps = self.peek(sid)
+        ps.last_used = time.monotonic()
+        self._items.move_to_end(sid)
+        return ps
+
+    def peek(self, sid: str) -> PlaySession:
+        """The session ``sid`` for a page's status poll: marks it seen, not used (idle reaping goes on)."""
         ps = self._items.get(sid)
         if ps is None:
             raise NotFoundError("This play session has ended (idle too long, closed, or the studio restarted).",
                                 what="play session")
-        ps.last_used = time.monotonic()
-        self._items.move_to_end(sid)
+        ps.seen = time.monotonic()
         return ps
+
+    def detach(self, sid: str, grace_s: float) -> None:
+        """A page showing ``sid`` went away (closed, reloaded, Back): close the session after
+        ``grace_s`` unless a page (the reloaded one, another tab) asks for it meanwhile."""
+        ps = self._items.get(sid)
+        if ps is None or ps.closed is not None:
+            return
+        left = time.monotonic()
+
+        async def later() -> None:
+            await asyncio.sleep(grace_s)
+            if ps.seen <= left and ps.closed is None and not ps.model_playing:
+                await self.close(sid, "its page was closed")
+
+        task = asyncio.get_running_loop().create_task(later())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     async def reset(self, ps: PlaySession, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Reset ``ps`` with ``kwargs``; a seed the store cannot hold is an ``ActionValidationError``."""
@@ -152,7 +221,9 @@ class PlaySessions:
         if isinstance(seed, int) and not SEED_BOUNDS[0] <= seed <= SEED_BOUNDS[1]:
             msg = f"a seed must fit in 64 bits (at most {SEED_BOUNDS[1]})"
             raise ActionValidationError(msg, errors=[{"loc": ["seed"], "msg": msg, "type": "value_error"}])
-        async with ps.lock:
+        ps.check("reset")
+        async with session_call(ps):
+            ps.check("reset")
             started = time.perf_counter()
             result = await ps.client.reset(**{k: v for k, v in kwargs.items() if v is not None})
             payload = _payload(result)
@@ -160,7 +231,11 @@ class PlaySessions:
         return payload
 
     async def step(self, ps: PlaySession, action: dict[str, Any]) -> dict[str, Any]:
-        async with ps.lock:
+        """One human step; refused (``PlayRefusedError``, nothing sent or recorded) before Reset,
+        after ``done``, while the model plays and once the session is closed."""
+        ps.check("step")
+        async with session_call(ps):
+            ps.check("step")
             started = time.perf_counter()
             result = await ps.client.step(action)
             ps.client.record_turn("human")  # who acted (a model may take over: webui/studio/model_runs.py)
@@ -170,7 +245,7 @@ class PlaySessions:
 
     async def state(self, ps: PlaySession) -> Any:
         """The session's current state (``None`` before the first reset)."""
-        if ps.episode_id is None:
+        if ps.episode_id is None or ps.closed is not None:
             return None
         async with ps.lock:
             state = await ps.client.state()
@@ -180,7 +255,7 @@ class PlaySessions:
         """The env's own view of the session's latest observation (``EnvClient.web_view``); empty
         before the first reset and for a server without the hooks."""
         latest = ps.web.latest
-        if ps.episode_id is None or latest is None:
+        if ps.episode_id is None or latest is None or ps.closed is not None:
             return {"html": None, "actions": [], "problem": None}
         async with ps.lock:
             return await ps.client.web_view(flat_observation(latest.payload))
@@ -192,7 +267,7 @@ class PlaySessions:
             kind = "reset" if recorded.index == 0 else "step"
             ps.web.record(kind, recorded.action if kind == "step" else {}, _payload(result), recorded.latency_ms or 0.0)
 
-        async with ps.lock:
+        async with session_call(ps):
             ps.fork = await fork(self.store, episode_id, ps.client, step=step, on_result=seen)
         return ps.fork
 
@@ -200,32 +275,68 @@ class PlaySessions:
         """Replay what a divergence left of the session's fork, up to its fork step."""
         if ps.fork is None:
             raise PlayError("this play session is not forking an episode")
-        async with ps.lock:
+        async with session_call(ps):
             return await ps.fork.proceed()
 
-    async def close(self, sid: str) -> None:
+    async def close(self, sid: str, reason: str = "closed from the studio") -> None:
+        """Close a session; it stays listed as closed (its page says so) until reaped."""
+        ps = self._items.get(sid)
+        if ps is not None and ps.closed is None:
+            ps.closed = reason
+            await _close_quietly(ps)
+
+    async def forget(self, sid: str) -> None:
         ps = self._items.pop(sid, None)
-        if ps is not None:
+        if ps is not None and ps.closed is None:
             await _close_quietly(ps)
 
     async def close_for_runtime(self, runtime_id: str) -> None:
         for sid in [s for s, p in self._items.items() if p.runtime_id == runtime_id]:
-            await self.close(sid)
+            await self.close(sid, "its environment was stopped or restarted")
 
     async def reap(self) -> None:
+        """Close sessions idle for ``idle_s`` (a page still showing one then says it is closed);
+        forget closed ones no page has polled for a minute."""
         now = time.monotonic()
-        for sid in [s for s, p in self._items.items() if now - p.last_used > self.idle_s]:
-            await self.close(sid)
+        for sid, ps in list(self._items.items()):
+            if ps.closed is None and now - ps.last_used > self.idle_s and not ps.model_playing:
+                await self.close(sid, f"idle for over {self.idle_s:g} s")
+            elif ps.closed is not None and now - ps.last_used > self.idle_s and now - ps.seen > 60:
+                await self.forget(sid)
 
     async def close_all(self) -> None:
+        for task in list(self._pending):
+            task.cancel()
         for sid in list(self._items):
-            await self.close(sid)
+            await self.forget(sid)
 
     def __len__(self) -> int:
         return len(self._items)
 
 
+@contextlib.asynccontextmanager
+async def session_call(ps: PlaySession) -> AsyncIterator[None]:
+    """Hold the session's lock for one call (``stepping`` meanwhile); the env server ending the
+    session (DELETE /sessions/{id}, its idle reaper, a restart) closes the play session."""
+    ps.busy += 1
+    try:
+        async with ps.lock:
+            try:
+                yield
+            except OpenEnvError as exc:
+                if exc.code in LOST_CODES and ps.closed is None:
+                    ps.closed = ("the environment server ended it: closed from its sessions list, "
+                                 "reaped when idle, or restarted")
+                    await _close_quietly(ps)
+                    ps.check("step")  # the refusal of a closed session, nothing recorded
+                raise
+    finally:
+        ps.busy -= 1
+        ps.last_episode_id = ps.episode_id or ps.last_episode_id
+
+
 async def _close_quietly(ps: PlaySession) -> None:
+    ps.last_episode_id = ps.episode_id or ps.last_episode_id
     try:
         await ps.client.close()
     except OpenEnvError:

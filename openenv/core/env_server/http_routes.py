@@ -228,7 +228,7 @@ def _add_info_routes(router: APIRouter, server: HTTPEnvServer) -> None:
             server.sessions.get(session_id)
         except OpenEnvError as err:
             return error_response(err)
-        await server.close_session(session_id)
+        await server.close_session(session_id, f"Session {session_id} was closed (DELETE /sessions)")
         return _JSON({"closed": session_id})
 
     @router.get("/", include_in_schema=False)

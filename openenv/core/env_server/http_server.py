@@ -193,8 +193,9 @@ class HTTPEnvServer(PublishedServerAPI):
         """Open a session and return its id; raises CapacityError/FactoryError."""
         return (await self.sessions.create(kind)).id
 
-    async def close_session(self, session_id: str) -> None:
-        await self.sessions.close(session_id)
+    async def close_session(self, session_id: str, reason: str | None = None) -> None:
+        """Close a session; with ``reason``, a WebSocket on it is told (an error frame) and hung up."""
+        await self.sessions.close(session_id, reason)
 
     def list_sessions(self) -> list[dict[str, Any]]:
         return self.sessions.list()

@@ -143,7 +143,16 @@ async def runtime_restart(request: Request, rid: str) -> Response:
         raise StudioError(f"could not restart it: {exc.message}") from exc
     if not is_htmx(request):
         return RedirectResponse(url(request, "runtime_page", rid=rt.id), status_code=303)
+    if request.headers.get("HX-Target") == "runtime-summary":  # the runtime page's Restart
+        return page(request, "studio/_runtime_summary.html", headers=CHANGED, **await _runtime_context(request, rt.id))
     return page(request, "studio/_launch_status.html", rt=rt, headers=CHANGED)
+
+
+@router.get("/envs/r/{rid}/summary", name="runtime_summary")
+async def runtime_summary(request: Request, rid: str) -> Response:
+    """The runtime page's badge, facts and actions (polled while it starts)."""
+    return page_or_fragment(request, "studio/runtime.html", "studio/_runtime_summary.html",
+                            **await _runtime_context(request, rid))
 
 
 def _after_change(request: Request, notice: str) -> Response:

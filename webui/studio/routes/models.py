@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from openenv.rollout import RolloutSettings
-from webui.studio.errors import NotFoundError
+from webui.studio.errors import NotFoundError, StudioError
 from webui.studio.model_runs import EndpointConfig, ModelRunError, compare_by_seed, endpoint_field_errors
 from webui.studio.rendering import is_htmx, page, render_studio
 from webui.studio.state import studio_of
@@ -168,19 +168,25 @@ def _takeover_ctx(request: Request, sid: str, **extra: Any) -> dict[str, Any]:
 
 
 def _takeover_reply(request: Request, sid: str, status: int = 200, **extra: Any) -> Response:
-    """The takeover panel; once the model has taken steps, the Play page's observation, history
-    and episode line too (out of band), as a step of the person's own would refresh them."""
+    """The takeover panel and Play's status (out of band, so the buttons follow the model); once
+    the model has taken steps the page has not shown (``?seen=``, the poll's count), the one
+    observation panel, history and episode line in place too, and the State panel reloads."""
     ps = studio_of(request).plays.get(sid)
     if not is_htmx(request):
         return RedirectResponse(url(request, "play_page", rid=ps.runtime_id), status_code=303)
-    ctx = _takeover_ctx(request, sid, **extra)
-    if ctx["takeover"] is not None and ctx["takeover"].taken:
-        from webui.studio.routes.play import _ctx as play_ctx
+    from webui.studio.routes.play import _ctx as play_ctx
 
-        pctx = {**play_ctx(request, ps), "oob": True}
-        ctx["play_oob"] = Markup("".join(render_studio(t, request, **pctx) for t in
-                                         ("_observation.html", "_history.html", "studio/_play_episode.html")))  # fmt: skip
-    return HTMLResponse(render_studio("studio/_takeover.html", request, **ctx), status_code=status)
+    ctx = _takeover_ctx(request, sid, **extra)
+    t = ctx["takeover"]
+    seen = request.query_params.get("seen", "")
+    fresh = t is not None and t.taken > 0 and seen != str(t.taken)
+    pctx = {**play_ctx(request, ps), "oob": True, "obs_oob": True}
+    parts = ["studio/_play_status.html"]
+    if fresh:
+        parts += ["_observation.html", "_history.html", "studio/_play_episode.html"]
+    ctx["play_oob"] = Markup("".join(render_studio(p, request, **pctx) for p in parts))
+    headers = {"HX-Trigger": "openenv:changed"} if fresh else {}
+    return HTMLResponse(render_studio("studio/_takeover.html", request, **ctx), status_code=status, headers=headers)
 
 
 @router.post("/play/s/{sid}/model", name="play_model_start")
@@ -194,7 +200,7 @@ async def takeover_start(request: Request, sid: str) -> Response:
         try:
             endpoint = _endpoints(request).endpoint(name)
             await request.app.state.takeovers.start(ps, name, endpoint, steps)
-        except (ModelRunError, NotFoundError) as exc:
+        except StudioError as exc:  # a bad endpoint or step count, or the session's phase refuses it
             errors["takeover"] = exc.message
     return _takeover_reply(request, sid, 422 if errors else 200, errors=errors)
 

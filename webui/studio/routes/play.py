@@ -6,6 +6,7 @@ The fragments reuse the /web page's templates (``_action_editor``, ``_observatio
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter
@@ -13,14 +14,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from openenv.core.errors import ActionValidationError, OpenEnvError
+from openenv.recording import RecordingError
 from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
 from webui.fragment_errors import code_status
 from webui.studio.errors import NotFoundError
 from webui.studio.play import PlaySession
+from webui.studio.play_state import PlayRefusedError
 from webui.studio.rendering import is_htmx, page, render_studio
 from webui.studio.state import studio_of
 
 router = APIRouter()
+DETACH_GRACE_S = 15.0
 
 
 def _views(ps: PlaySession) -> PageViews:
@@ -45,15 +49,44 @@ def _ctx(request: Request, ps: PlaySession, *, full: bool = False, **extra: Any)
 
 @router.get("/play/{rid}", name="play_page")
 async def play_page(request: Request, rid: str) -> Response:
+    """A Play page: ``?session=`` re-attaches to that session while it is open (a reload, Back,
+    a second tab, a fork); once it is gone a fresh session opens and the page offers to continue
+    its episode (``?episode=``, or the one it recorded) from the last recorded step."""
     studio = studio_of(request)
     rt = studio.launcher.get(rid)
     if not rt.live or not rt.base_url:
         raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
     sid = request.query_params.get("session", "")
-    ps = studio.plays.find(sid, rt.id) if sid else None  # a fork goes on in the session it replayed on
-    if ps is None:
+    ps = studio.plays.find(sid, rt.id) if sid else None
+    resume, reason = None, ""
+    if ps is None or ps.closed is not None:
+        reason = (f"closed: {ps.closed}" if ps is not None else
+                  "it ended: idle too long, or the studio restarted" if sid else "")
+        previous = (ps.last_episode_id if ps is not None else None) or request.query_params.get("episode", "")
         ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
-    return page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), **_ctx(request, ps, full=True))
+        resume = await asyncio.to_thread(_recorded, studio.store, previous)
+        reason = reason or "this page was opened to continue it"
+    resp = page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), resume=resume,
+                resume_reason=reason, **_ctx(request, ps, full=True))
+    resp.headers["Cache-Control"] = "no-store"  # Back asks again: the session may have moved on or closed
+    return resp
+
+
+def _recorded(store: Any, episode_id: str) -> Any:
+    """The stored episode ``episode_id`` (``None`` for none or an unknown id)."""
+    if not episode_id:
+        return None
+    try:
+        return store.get_episode(episode_id)
+    except RecordingError:
+        return None
+
+
+@router.get("/play/s/{sid}/status", name="play_status")
+async def play_status(request: Request, sid: str) -> Response:
+    """The session's phase and enabled buttons (``#play-status``), for the page's poll."""
+    ps = studio_of(request).plays.peek(sid)
+    return HTMLResponse(render_studio("studio/_play_status.html", request, ps=ps, oob=False))
 
 
 async def _state_view(request: Request, ps: PlaySession) -> Any:
@@ -73,7 +106,8 @@ async def _reply(request: Request, ps: PlaySession, status: int, notice: Notice 
         return page(request, "studio/play.html", status=status, rt=rt, state=await _state_view(request, ps), **ctx)
     ctx["oob"] = True
     body = (render_studio("_observation.html", request, **ctx) + render_studio("_history.html", request, **ctx)
-            + render_studio("studio/_play_episode.html", request, **ctx))
+            + render_studio("studio/_play_episode.html", request, **ctx)
+            + render_studio("studio/_play_status.html", request, **ctx))
     headers = {"HX-Trigger": "openenv:changed"} if status == 200 and changed else {}  # the State panel reloads
     return HTMLResponse(body, status_code=status, headers=headers)
 
@@ -94,6 +128,8 @@ async def _editor_reply(request: Request, ps: PlaySession, editor: Editor, statu
 
 
 def _failure(title: str, exc: OpenEnvError) -> tuple[int, Notice]:
+    if isinstance(exc, PlayRefusedError):
+        return exc.status, Notice("error", title.replace("failed", "refused"), exc.message, code=exc.code)
     return code_status(exc.code), Notice("error", title, exc.message, code=exc.code)
 
 
@@ -161,5 +197,11 @@ async def play_editor(request: Request, sid: str) -> Response:
 
 @router.post("/play/s/{sid}/close", name="web_close")
 async def play_close(request: Request, sid: str) -> Response:
-    await studio_of(request).plays.close(sid)
+    """Close the session; ``?grace=1`` (the page going away) closes it only if no page (a reload,
+    Back, another tab) asks for it within ``DETACH_GRACE_S``."""
+    plays = studio_of(request).plays
+    if request.query_params.get("grace"):
+        plays.detach(sid, DETACH_GRACE_S)
+    else:
+        await plays.close(sid, "closed from its Play page")
     return Response(status_code=204)

@@ -169,3 +169,36 @@ def test_cancel_a_run(sc: StudioClient, echo_rid: str, model_url: str, studio: t
     with EpisodeStore(studio[1] / "episodes.db") as store:
         eps = [e for e in store.iter_episodes() if e.label == "to-cancel"]
         assert eps and all(e.end_reason == "cancelled" for e in eps)
+
+
+def test_fork_with_a_model_checks_its_input_before_opening_anything(sc: StudioClient, echo_rid: str, model_url: str,
+                                                                    studio: tuple[str, Path]) -> None:  # fmt: skip
+    _save_endpoint(sc, "fork model", model_url, "echo")
+    _save_endpoint(sc, "fork keyless", model_url, "echo", api_key_env="ROLLOUT_TEST_UNSET_VAR")
+    run = _start(sc, echo_rid, "fork model", episodes="1", concurrency="1", max_steps="2", label="fork-src")
+    _wait_run(sc, run)
+    with EpisodeStore(studio[1] / "episodes.db") as store:
+        (ep,) = [e for e in store.iter_episodes() if e.label == "fork-src"]
+    step = sc.page(f"/episodes/{ep.id}", params={"step": "2"})
+    form = step.by_id("fork-model-form")
+    assert form.find("input", name="step").attrs["value"] == "1"
+    base = {"step": "1", "runtime": echo_rid}
+    for fields, words in (({"model_endpoint": "fork model", "model_steps": "lots"}, "1 to 1000 steps"),
+                          ({"model_endpoint": "fork model", "model_steps": "0"}, "1 to 1000 steps"),
+                          ({"model_endpoint": "nobody"}, "no saved model endpoint"),
+                          ({"model_endpoint": "fork keyless"}, "ROLLOUT_TEST_UNSET_VAR is not set")):
+        resp = sc.post(f"/episodes/{ep.id}/fork", {**base, **fields})
+        assert 400 <= resp.status_code < 500 and words in resp.text, (fields, resp.text[:500])
+    with EpisodeStore(studio[1] / "episodes.db") as store:
+        assert store.list_forks(ep.id) == []  # nothing was forked for a refused request
+    ok = sc.post(f"/episodes/{ep.id}/fork", {**base, "model_endpoint": "fork model", "model_steps": "1"})
+    assert ok.status_code == 200 and "HX-Redirect" in ok.headers
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with EpisodeStore(studio[1] / "episodes.db") as store:
+            forks = store.list_forks(ep.id)
+            steps = store.load_steps(forks[0].id) if forks else []
+        if len(steps) == 3:
+            break
+        time.sleep(0.2)
+    assert forks[0].fork_step == 1 and [s.actor for s in steps][2:] == ["model"]

@@ -124,3 +124,37 @@ def test_take_over_in_play_and_take_back(page: Any, studio_e2e: tuple[str, Path]
     assert [s.actor for s in steps][:5] == [None, "human", "model", "model", "model"]
     assert steps[-1].actor == "human" and steps[-1].action == {"message": "mine again"}
     shot(page, "3-timeline")
+
+
+def test_fork_at_a_model_call_and_the_model_plays_on(page: Any, studio_e2e: tuple[str, Path], model_url: str,
+                                                     shot: Any) -> None:
+    """On a model's step, *Fork with model*: the env is replayed to the step before the call, and the
+    chosen endpoint's model makes the call anew and plays on in Play; the fork is linked to its parent."""
+    url, data = studio_e2e
+    _launch(page, url, "echo", "process")
+    _save_endpoint(page, url, "forker", model_url, "echo")
+    run = _run(page, url, "forker", "fork-source", 1)
+    page.wait_for_selector('#model-progress[data-status="finished"]', timeout=60_000)
+    page.goto(f"{url}/models/runs/{run}")
+    page.click('#model-progress tr[data-index="0"] a')
+    page.wait_for_selector("#step-view")
+    parent = page.url.split("/episodes/")[1].split("?")[0]
+    for n in (1, 2):
+        page.click("#next-step")
+        page.wait_for_selector(f"#step-view .badge.step:text('step {n}')")
+    page.wait_for_selector("#agent-turn #fork-model-form")
+    assert "replay to step 1" in page.inner_text("#fork-model-form")
+    page.select_option("#fork-model-endpoint", "forker")
+    page.fill("#fork-model-steps", "2")
+    shot(page, "1-fork-at-call")
+    page.click("#fork-model-button")
+    page.wait_for_url("**/play/**")
+    page.wait_for_selector('#takeover[data-status="finished"]', timeout=30_000)
+    page.wait_for_selector("#observation .badge.step:text('step 3')")
+    shot(page, "2-model-played-on")
+    with EpisodeStore(data / "episodes.db") as store:
+        (fork,) = store.list_forks(parent)
+        steps = store.load_steps(fork.id)
+    assert fork.fork_step == 1
+    assert [s.actor for s in steps][2:] == ["model", "model"]  # the call forked at is made anew, then one more
+    assert steps[2].agent and steps[2].agent.get("completion")

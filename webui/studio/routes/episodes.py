@@ -118,7 +118,8 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
             "runtimes": runtimes, "fork_runtimes": [r for r in runtimes if same_kind(r.name, ep.env_name)], "launchable": _launchable(studio, ep.env_name) is not None,
             "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
-            "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else []}
+            "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else [],
+            "model_endpoints": request.app.state.model_endpoints.list()}
 
 
 def _launchable(studio: Studio, env_name: str) -> Entry | None:

@@ -1,12 +1,13 @@
-"""The capture proxy as an ASGI app: OpenAI chat completions, Anthropic Messages and OpenAI
-Responses in front of an OpenAI-compatible engine, each call captured (token ids, logprobs) into its session's graph and,
+"""The capture proxy as an ASGI app: OpenAI chat completions, Anthropic Messages, OpenAI
+Responses and Google generateContent in front of an OpenAI-compatible engine, each call captured (token ids, logprobs) into its session's graph and,
 when a store is given, into the episode store as it completes.
 
 Routes: ``GET /health``; the trainer's control plane ``POST /sessions`` (mint a rollout id: the
 harness's API key), ``GET /sessions``, ``GET /sessions/{id}``, ``GET /sessions/{id}/rollout`` (the
 training document), ``DELETE /sessions/{id}`` — behind ``admin_key`` when one is set, as in OpenEnv
 0.10; the harness's data plane ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/messages``,
-``POST /v1/responses``.
+``POST /v1/responses``, ``POST /v1beta/models/{model}:generateContent`` (and
+``:streamGenerateContent``, ``:countTokens``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from .checks import check_turn, check_turn_eval
+from .dialect_google import google_reply, google_sse, google_to_chat
 from .dialect_responses import responses_reply, responses_sse, responses_to_chat
 from .dialects import anthropic_reply, anthropic_sse, anthropic_to_chat, chat_sse
 from .document import rollout_document
@@ -38,6 +40,7 @@ from .engine import (
     prepare_request,
     truncating_params,
 )
+from .estimate import approximate_token_count
 from .graph import TurnNode
 from .recording import CaptureRecorder, turn_record
 from .sessions import RESERVED_METADATA, CaptureSession, SessionRegistry, api_key_of, harness_session_of
@@ -307,8 +310,38 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return StreamingResponse(responses_sse(response), media_type="text/event-stream", headers=_SSE_HEADERS)
         return JSONResponse(response)
 
+    @app.post("/v1beta/models/{target}")
+    @app.post("/v1/models/{target}")
+    async def generate_content(request: Request, target: str) -> Any:
+        model_name, _, method = target.rpartition(":")
+        if method not in ("generateContent", "streamGenerateContent", "countTokens") or not model_name:
+            return _error(404, f"/{target} is not served here: use {{model}}:generateContent or :streamGenerateContent")
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        if method == "countTokens":
+            return JSONResponse({"totalTokens": approximate_token_count(body)})
+        headers = dict(request.headers)
+        if "key" in request.query_params and not api_key_of(headers):
+            headers["x-goog-api-key"] = request.query_params["key"]
+        session = registry.resolve(headers)
+        if session is None:
+            return _error(401, "unknown API key; register a session via POST /sessions")
+        try:
+            chat = google_to_chat(body, model_name)
+        except ValueError as exc:
+            return _error(400, str(exc))
+        reply = await _complete(request, chat, session, "google")
+        if isinstance(reply, JSONResponse):
+            return reply
+        response = google_reply(reply)
+        if method == "streamGenerateContent":
+            return StreamingResponse(google_sse(response), media_type="text/event-stream", headers=_SSE_HEADERS)
+        return JSONResponse(response)
+
     @app.post("/{path:path}")
     async def unknown(path: str) -> Any:
-        return _error(404, f"/{path} is not served here: use /v1/chat/completions, /v1/messages or /v1/responses")
+        return _error(404, f"/{path} is not served here: use /v1/chat/completions, /v1/messages, /v1/responses or "
+                      "/v1beta/models/{model}:generateContent")
 
     return app

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["responses_reply", "responses_sse", "responses_to_chat"]
+__all__ = ["merge_system", "responses_reply", "responses_sse", "responses_to_chat"]
 
 _TEXT_PARTS = ("input_text", "output_text", "text")
 
@@ -112,7 +112,8 @@ class _Messages:
         return self.out
 
 
-def _merge_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every system message's text joined into one system message at the top (as 0.10 sends it)."""
     system = [m["content"] for m in messages if m.get("role") == "system" and m.get("content")]
     rest = [m for m in messages if m.get("role") != "system"]
     return ([{"role": "system", "content": "\n\n".join(system)}] if system else []) + rest
@@ -146,7 +147,7 @@ def responses_to_chat(body: dict[str, Any]) -> dict[str, Any]:
         messages += builder.done()
     else:
         raise ValueError("Responses input must be a string or an array of objects")
-    chat: dict[str, Any] = {"messages": _merge_system(messages)}
+    chat: dict[str, Any] = {"messages": merge_system(messages)}
     if "model" in body:
         chat["model"] = body["model"]
     for src, dst in (("max_tokens", "max_tokens"), ("max_output_tokens", "max_tokens"), ("temperature", "temperature"),

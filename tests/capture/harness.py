@@ -117,3 +117,29 @@ def run_responses(base_url: str, key: str, *, model: str = "vllm", stream: bool 
                 return items
             items += [{"type": "function_call_output", "call_id": c["call_id"], "output": "2"} for c in calls]
     return items
+
+
+def run_google(base_url: str, key: str, *, model: str = "vllm", stream: bool = False,
+               max_calls: int = 4) -> list[dict[str, Any]]:
+    """The Gemini ``generateContent`` loop (gemini-cli's shape: ``x-goog-api-key``, contents with
+    parts, function declarations); the final contents."""
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": TASK}]}]
+    tool = {"functionDeclarations": [{"name": "add", "description": "Add numbers.",
+                                      "parameters": TOOL["function"]["parameters"]}]}
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    with httpx.Client(base_url=base_url, headers={"x-goog-api-key": key}, timeout=30, trust_env=False) as http:
+        for _ in range(max_calls):
+            resp = http.post(f"/v1beta/models/{model}:{method}", json={
+                "contents": contents, "systemInstruction": {"parts": [{"text": SYSTEM}]}, "tools": [tool],
+                "generationConfig": {"maxOutputTokens": 256}})
+            resp.raise_for_status()
+            reply = _sse_events(resp.text)[-1] if stream else resp.json()
+            content = reply["candidates"][0]["content"]
+            contents.append(content)
+            calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
+            if not calls:
+                return contents
+            contents.append({"role": "user", "parts": [
+                {"functionResponse": {"name": c["name"], **({"id": c["id"]} if "id" in c else {}),
+                                      "response": {"result": "2"}}} for c in calls]})
+    return contents

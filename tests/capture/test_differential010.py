@@ -23,7 +23,7 @@ from tests.peer010 import _clean_env, peer010_python
 from tests.server_utils import free_port, wait_healthy
 
 from .conftest import ENGINE_KEY
-from .harness import SYSTEM, TASK, TOOL, run_anthropic, run_chat, run_responses
+from .harness import SYSTEM, TASK, TOOL, run_anthropic, run_chat, run_google, run_responses
 
 PEER_SCRIPT = Path(__file__).with_name("peer_capture.py")
 
@@ -85,6 +85,8 @@ SCENARIOS = {
     "anthropic": lambda url, sid: run_anthropic(url, sid),
     "responses": lambda url, sid: run_responses(f"{url}/v1", sid),
     "responses_streamed": lambda url, sid: run_responses(f"{url}/v1", sid, stream=True),
+    "google": lambda url, sid: run_google(url, sid),
+    "google_streamed": lambda url, sid: run_google(url, sid, stream=True),
 }
 
 

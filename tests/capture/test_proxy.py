@@ -10,7 +10,7 @@ from openenv.capture import CaptureServer
 
 from .conftest import ENGINE_KEY, engine_requests
 from .fake_engine import render_body, render_prompt
-from .harness import run_anthropic, run_chat, run_responses
+from .harness import run_anthropic, run_chat, run_google, run_responses
 
 
 def _session(proxy: CaptureServer, **payload: object) -> str:
@@ -79,6 +79,33 @@ def test_openai_responses_are_translated_both_ways(proxy: CaptureServer, stream:
     assert second[2]["tool_calls"][0]["function"]["name"] == "add" and second[3]["role"] == "tool"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_google_generate_content_is_translated_both_ways(proxy: CaptureServer, stream: bool) -> None:
+    sid = _session(proxy)
+    contents = run_google(proxy.base_url, sid, stream=stream)
+    call = contents[1]["parts"][0]["functionCall"]
+    assert contents[1]["role"] == "model" and call["name"] == "add" and call["args"] == {"x": 1}
+    assert contents[-1]["parts"] == [{"text": 'done: {"result": "2"}'}]
+    doc = _doc(proxy, sid, include_messages="true")
+    assert doc["trainable"] and doc["stats"]["n_turns"] == 2 and doc["stats"]["n_roots"] == 1
+    assert doc["metadata"]["api_type"] == "google"
+    assert doc["turns"][1]["request_messages"][-1]["role"] == "tool"
+
+
+def test_google_side_routes_and_bad_input(proxy: CaptureServer) -> None:
+    sid = _session(proxy)
+    base = f"{proxy.base_url}/v1beta/models/vllm"
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi " * 40}]}]}
+    count = httpx.post(f"{base}:countTokens", json=body, timeout=10)
+    assert count.status_code == 200 and count.json() == {"totalTokens": 30}
+    by_query = httpx.post(f"{base}:generateContent", params={"key": sid}, json=body, timeout=10)
+    assert by_query.status_code == 200 and by_query.json()["candidates"][0]["content"]["role"] == "model"
+    assert httpx.post(f"{base}:generateContent", json=body, timeout=10).status_code == 401
+    bad = httpx.post(f"{base}:generateContent", json={"contents": "hi"}, headers={"x-goog-api-key": sid}, timeout=10)
+    assert bad.status_code == 400 and "contents" in bad.json()["error"]["message"]
+    assert httpx.post(f"{base}:embedContent", json=body, headers={"x-goog-api-key": sid}, timeout=10).status_code == 404
+
+
 def test_sglang_per_choice_prompt_ids_are_read(proxy: CaptureServer) -> None:
     sid = _session(proxy)
     run_chat(f"{proxy.base_url}/v1", sid, model="sglang")
@@ -123,8 +150,8 @@ def test_unknown_keys_bad_bodies_and_unreachable_engines_get_clear_errors(proxy:
     for bad_input in ({"input": 5}, {"input": [1]}, {"input": [{"type": "web_search_call"}]}, {"tools": "x"}):
         resp = httpx.post(f"{proxy.base_url}/v1/responses", json=bad_input, headers=auth, timeout=10)
         assert resp.status_code == 400 and resp.json()["error"]["message"], bad_input
-    gemini = httpx.post(f"{proxy.base_url}/v1beta/models/g:generateContent", json={}, headers=auth, timeout=10)
-    assert gemini.status_code == 404 and "/v1/responses" in gemini.json()["error"]["message"]
+    other = httpx.post(f"{proxy.base_url}/v2/complete", json={}, headers=auth, timeout=10)
+    assert other.status_code == 404 and ":generateContent" in other.json()["error"]["message"]
     assert httpx.post(f"{proxy.base_url}/sessions", json={"metadata": {"purpose": "x"}}, timeout=10).status_code == 400
     assert httpx.get(f"{proxy.base_url}/sessions/nope/rollout", timeout=10).status_code == 404
     from tests.server_utils import free_port

@@ -12,7 +12,7 @@ _STRICT = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class EvalConfig(BaseModel):
-    """One evaluation's parameters: which harness, at which versions, on which dataset."""
+    """Configuration for running an evaluation."""  # also the JSON schema's description, as on 0.10
 
     model_config = _STRICT
 
@@ -24,7 +24,7 @@ class EvalConfig(BaseModel):
 
 
 class EvalResult(BaseModel):
-    """The config an evaluation ran with and the scores it produced."""
+    """Result of running an evaluation."""
 
     model_config = _STRICT
 

@@ -72,7 +72,8 @@ class GitServerClient:
             "[credential]\n"
             f"    helper = store --file {credentials}\n"
         )
-        self._git_env = {**os.environ, "GIT_CONFIG_GLOBAL": str(config)}
+        # never wait on a password prompt: a refused credential fails the command instead
+        self._git_env = {**os.environ, "GIT_CONFIG_GLOBAL": str(config), "GIT_TERMINAL_PROMPT": "0"}
 
     def _git(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=None if cwd is None else str(cwd), env=self._git_env,

@@ -79,6 +79,7 @@ def test_reset_workspace_discards_changes_fast(gitea: dict, tmp_path: Path) -> N
     elapsed = time.perf_counter() - t0
     assert (repo / "a.txt").read_text() == "two\n" and sorted(p.name for p in repo.iterdir()) == [".git", "a.txt"]
     assert elapsed < 10
+    (repo / "a.txt").write_text("dirty again\n")  # a switch over an edited file (0.10's checkout refuses it)
     assert client.reset_workspace("demo", commit="feature")  # a branch: reset to origin/feature
     assert client.get_current_commit("demo") == gitea["commits"]["feature"] and (repo / "f.txt").exists()
     assert client.reset_workspace("demo", commit=gitea["commits"]["first"])  # a commit id: reset to it

@@ -124,14 +124,16 @@ class GitServerClient:
         return str(target)
 
     def reset_workspace(self, repo_name: str, commit: str = "main") -> bool:
-        """Bring ``workspace/<repo_name>`` back to ``commit`` without cloning: fetch, checkout, hard
+        """Bring ``workspace/<repo_name>`` back to ``commit`` without cloning: fetch, forced checkout, hard
         reset (to ``origin/<commit>`` for a branch other than main, else to ``commit``), then remove
         untracked and ignored files. Returns True; RuntimeError when a step fails."""
         repo = self.workspace_dir / repo_name
         if not repo.exists():
             raise RuntimeError(f"Repository not found in workspace: {repo_name}")
         self._git("fetch", "--all", cwd=repo)
-        done = self._git("checkout", commit, cwd=repo)
+        # --force: edits the agent left in tracked files do not block the switch (0.10's plain
+        # checkout fails there, "would be overwritten by checkout"); the hard reset drops them anyway
+        done = self._git("checkout", "--force", commit, cwd=repo)
         if done.returncode != 0:
             raise RuntimeError(f"Checkout failed: {done.stderr}")
         if self._git("reset", "--hard", commit if commit == "main" else f"origin/{commit}", cwd=repo).returncode != 0:

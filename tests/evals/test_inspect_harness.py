@@ -129,9 +129,11 @@ def test_a_failing_eval_raises_and_its_samples_are_recorded(model_url: str, tmp_
                          Sample(input="Repeat exactly: two", target="two", id="b")],
                 solver=[refuse_second(), generate()], scorer=match(), name="refusing")
     db = tmp_path / "episodes.db"
-    harness = InspectAIHarness(log_dir=str(tmp_path / "logs"), store=str(db))
-    with pytest.raises(RuntimeError, match="Inspect AI evaluation failed with status: error"):
-        harness.run_from_config(_config(model_url, task, max_samples=1))
+    with EpisodeStore(db) as mine:  # a store object is the caller's: used, not closed
+        harness = InspectAIHarness(log_dir=str(tmp_path / "logs"), store=mine)
+        with pytest.raises(RuntimeError, match="Inspect AI evaluation failed with status: error"):
+            harness.run_from_config(_config(model_url, task, max_samples=1))
+        assert mine.count_episodes(EpisodeFilter(tag="refusing")) == len(harness.last_episode_ids) >= 1
     items, got = _episodes(db, tag="refusing")
     reasons = {got["episodes"][e.id].reset_kwargs["sample_id"]: e.end_reason for e in items}
     assert reasons.get("b") == "error"
@@ -166,3 +168,15 @@ def test_studio_lists_and_shows_eval_samples(model_url: str, echo_url: str, tmp_
         answer = http.get(f"/episodes/{wrong.id}", params={"step": "1"})
         assert answer.status_code == 200
         assert "hugging fase" in answer.text and "Env echoed" in answer.text and "Model turn" in answer.text
+
+
+def test_a_store_that_cannot_be_written_warns_and_keeps_the_scores(model_url: str, echo_url: str,
+                                                                    tmp_path: Path) -> None:
+    from tests.evals.echo_task import openenv_echo_eval
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    harness = InspectAIHarness(log_dir=str(tmp_path / "logs"), store=str(blocker / "episodes.db"))
+    with pytest.warns(RuntimeWarning, match="InspectAIHarness could not record the samples: connect to sqlite"):
+        result = harness.run_from_config(_config(model_url, openenv_echo_eval(base_url=echo_url)))
+    assert result.scores == {"accuracy": 0.8} and harness.last_episode_ids == []

@@ -49,3 +49,23 @@ def test_git_env_clones_resets_and_runs_git(git_env_url: str, gitea: dict, tmp_p
         assert env.state().step_count == 0
         missing = env.step(GitAction(action_type="clone_repo", repo_name="missing")).observation
         assert not missing.success and "Clone failed" in missing.error
+
+
+# The openenv import lines of the catalogue's envs/git_env (client.py, server/app.py,
+# server/git_task_environment.py), as they are written there.
+CATALOGUE_IMPORTS = """
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.containers.runtime import ContainerProvider
+from openenv.core.env_server import create_app
+from openenv.core.env_server import Action, Environment, Observation
+from openenv.core.tools.git_server_client import GitServerClient
+from openenv.core.tools import GitServerClient, PyExecutor, RepoInfo
+"""
+
+
+def test_the_catalogue_import_lines_load() -> None:
+    names: dict = {}
+    exec(compile(CATALOGUE_IMPORTS, "git_env-imports", "exec"), names)
+    assert names["GitServerClient"].__module__ == "openenv.core.tools.git_server_client"
+    assert callable(names["create_app"]) and issubclass(names["EnvClient"], object)

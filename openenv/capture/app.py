@@ -44,6 +44,7 @@ from .estimate import approximate_token_count
 from .graph import TurnNode
 from .recording import CaptureRecorder, turn_record
 from .sessions import RESERVED_METADATA, CaptureSession, SessionRegistry, api_key_of, harness_session_of
+from .upstreams import Engine, EnginePool, upstream_spec
 
 __all__ = ["create_capture_app"]
 
@@ -76,11 +77,12 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
     if level not in CAPTURE_LEVELS:
         raise ValueError(f"level must be one of {', '.join(CAPTURE_LEVELS)}, not {level!r}")
     engine = EngineClient(llm_url, model=model, api_key=api_key, auth_header=auth_header)
+    pool = EnginePool(Engine(engine, level, model, engine.base_url))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        await engine.aclose()
+        await pool.aclose()
 
     app = FastAPI(title="openenv-capture", docs_url=None, redoc_url=None, lifespan=lifespan)
     registry = SessionRegistry(require_registered=require_registered)
@@ -88,6 +90,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         if store is not None else None
     writer = asyncio.Lock()  # one store write at a time, in arrival order
     app.state.registry, app.state.engine, app.state.recorder = registry, engine, recorder
+    app.state.upstreams = pool
     app.state.instance_id = uuid.uuid4().hex
 
     async def _store(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -105,11 +108,12 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             session.episode_id = await _store(recorder.open_session, session.session_id, session.metadata)
 
     @app.get("/health")
-    async def health() -> dict[str, Any]:
+    async def health(request: Request) -> dict[str, Any]:
         return {"status": "ok", "instance": app.state.instance_id, "upstream": engine.base_url, "model": model,
                 "sessions": len(registry.list_ids()), "require_registered": require_registered,
                 "capture_level": level, "rollout_type": "train" if level == "tokens" else "eval",
-                "upstream_auth": bool(api_key), "recording": recorder is not None}
+                "upstream_auth": bool(api_key), "recording": recorder is not None,
+                "upstreams": pool.known() if _admin_ok(request) else []}
 
     @app.post("/sessions")
     async def create_session(request: Request) -> Any:
@@ -128,14 +132,23 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         if reserved:
             return _error(400, f"metadata cannot include reserved key(s): {', '.join(sorted(reserved))}")
         try:
+            spec = upstream_spec(payload)
+        except ValueError as exc:
+            return _error(400, str(exc))
+        try:
+            eng = await pool.resolve(spec)
+        except RuntimeError as exc:
+            return _error(502, f"the engine at {spec.llm_url if spec else llm_url} cannot be used: {exc}", "upstream_error")
+        try:
             session = registry.create(payload.get("session_id"), purpose=payload.get("purpose", "auto"),
                                       max_model_calls=payload.get("max_model_calls", max_model_calls), **metadata)
         except ValueError as exc:
             return _error(400, str(exc))
+        session.engine = eng if spec is not None else None
         await _episode_of(session)
-        return {"session_id": session.session_id, "capture_level": level,
-                "rollout_type": "train" if level == "tokens" and session.purpose != "eval" else "eval",
-                "max_model_calls": session.max_model_calls, "llm_url": engine.base_url, "model": model,
+        return {"session_id": session.session_id, "capture_level": eng.level,
+                "rollout_type": "train" if eng.level == "tokens" and session.purpose != "eval" else "eval",
+                "max_model_calls": session.max_model_calls, "llm_url": eng.llm_url, "model": eng.model,
                 **({"episode_id": session.episode_id} if session.episode_id else {})}
 
     @app.get("/sessions")
@@ -161,7 +174,8 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         if s is None:
             return JSONResponse({"error": "unknown session"}, status_code=404)
         return rollout_document(s.graph, session_id=s.session_id, metadata=s.metadata, findings=s.findings,
-                                capture_level=level, purpose=s.purpose, budget_stop_count=s.budget_stop_count,
+                                capture_level=(s.engine or pool.default).level, purpose=s.purpose,
+                                budget_stop_count=s.budget_stop_count,
                                 include_discarded=include_discarded, include_messages=include_messages)
 
     @app.delete("/sessions/{session_id}")
@@ -194,13 +208,15 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return _error(400, "capture supports exactly one completion per request (n=1)")
         if not isinstance(chat.get("messages"), list):
             return _error(400, "messages must be a list")
-        if model:
-            chat["model"] = model
+        eng = session.engine or pool.default
+        level = eng.level
+        if eng.model:
+            chat["model"] = eng.model
         requested = {k: chat[k] for k in SAMPLING_KEYS if k in chat}
         sent = prepare_request(chat, level, max_output_tokens=max_output_tokens)
         session.model_calls += 1
         try:
-            reply = await engine.chat(sent)
+            reply = await eng.client.chat(sent)
         except UpstreamError as exc:
             session.upstream_errors += 1
             detail = exc.body.get("error") if isinstance(exc.body, dict) else None

@@ -70,7 +70,8 @@ class CaptureServer:
         if s is None:
             raise KeyError(f"unknown capture session {session_id!r}")
         return rollout_document(s.graph, session_id=s.session_id, metadata=s.metadata, findings=s.findings,
-                                capture_level=self.capture_level, purpose=s.purpose,
+                                capture_level=s.engine.level if s.engine is not None else self.capture_level,
+                                purpose=s.purpose,
                                 budget_stop_count=s.budget_stop_count, **options)
 
     def stop(self) -> None:

@@ -63,6 +63,7 @@ class CaptureSession:
     max_model_calls: int = 0
     budget_stop_count: int = 0
     episode_id: str | None = None
+    engine: Any = None  # the upstreams.Engine it named at creation; None: the server's own
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

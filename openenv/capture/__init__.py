@@ -9,8 +9,7 @@ episode store as it completes, and hands a trainer one validated document per ro
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from openenv._lazy import lazy_exports
 
 _SOURCES: dict[str, tuple[str, ...]] = {
     "app": ("create_capture_app",),
@@ -22,20 +21,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "server": ("CaptureServer",),
     "sessions": ("CaptureSession", "SessionRegistry"),
 }
-_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """Each name loads its module on first use: a trainer reading graphs never loads the server."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _SOURCES)

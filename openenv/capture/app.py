@@ -285,8 +285,8 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return StreamingResponse(chat_sse(reply), media_type="text/event-stream", headers=_SSE_HEADERS)
         return JSONResponse(reply)
 
-    @app.post("/v1/messages")
-    async def messages(request: Request) -> Any:
+    async def _translated(request: Request, to_chat: Any, from_chat: Any, sse: Any, api_type: str) -> Any:
+        """A dialect translated to chat for the engine and back, as JSON or the SSE it asked for."""
         body = await _body(request)
         if isinstance(body, JSONResponse):
             return body
@@ -294,37 +294,25 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         if isinstance(session, JSONResponse):
             return session
         try:
-            chat = anthropic_to_chat(body)
+            chat = to_chat(body)
         except ValueError as exc:
             return _error(400, str(exc))
-        reply = await _complete(request, chat, session, "anthropic")
+        reply = await _complete(request, chat, session, api_type)
         if isinstance(reply, JSONResponse):
             return reply
-        message = anthropic_reply(reply, body.get("model"))
+        answer = from_chat(reply, body.get("model"))
         if body.get("stream"):
-            return StreamingResponse(anthropic_sse(message), media_type="text/event-stream", headers=_SSE_HEADERS)
-        return JSONResponse(message)
+            return StreamingResponse(sse(answer), media_type="text/event-stream", headers=_SSE_HEADERS)
+        return JSONResponse(answer)
+
+    @app.post("/v1/messages")
+    async def messages(request: Request) -> Any:
+        return await _translated(request, anthropic_to_chat, anthropic_reply, anthropic_sse, "anthropic")
 
     @app.post("/v1/responses")
     @app.post("/responses")
     async def responses(request: Request) -> Any:
-        body = await _body(request)
-        if isinstance(body, JSONResponse):
-            return body
-        session = _session_or_401(request)
-        if isinstance(session, JSONResponse):
-            return session
-        try:
-            chat = responses_to_chat(body)
-        except ValueError as exc:
-            return _error(400, str(exc))
-        reply = await _complete(request, chat, session, "openai_responses")
-        if isinstance(reply, JSONResponse):
-            return reply
-        response = responses_reply(reply, body.get("model"))
-        if body.get("stream"):
-            return StreamingResponse(responses_sse(response), media_type="text/event-stream", headers=_SSE_HEADERS)
-        return JSONResponse(response)
+        return await _translated(request, responses_to_chat, responses_reply, responses_sse, "openai_responses")
 
     @app.post("/v1beta/models/{target}")
     @app.post("/v1/models/{target}")

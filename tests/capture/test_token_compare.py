@@ -30,9 +30,9 @@ def _rolled_out(engine_url: str, db: Path) -> str:
 
 
 def _collected(engine_url: str, data: Path) -> str:
-    from openenv.envs.echo.app import app
+    from tests.webui.servers import echo_app
 
-    with running_server(app) as echo_url:
+    with running_server(echo_app()) as echo_url:  # a fresh app: a served app's lifespan ends its executor
         result = CliRunner().invoke(cli, [
             "collect", "echo:tides", "--base-url", echo_url, "-o", str(data / "collect-out"), "-n", "1",
             "--label", "tok-collect", "--db", str(data / "episodes.db"), "--llm-endpoint",

@@ -12,8 +12,7 @@ package costs nothing):
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from openenv._lazy import lazy_exports
 
 _SOURCES: dict[str, tuple[str, ...]] = {
     "rollout": (
@@ -35,19 +34,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "process": ("HarnessProcess",),
     "tools": ("resolve_tool_conflicts",),
 }  # fmt: skip
-_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
 
-__all__ = sorted(name for name in _WHERE if not name.startswith("_"))
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _SOURCES)

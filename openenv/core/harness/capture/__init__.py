@@ -8,8 +8,7 @@ The implementation is ``openenv.capture`` (see docs/capture.md); these modules g
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from openenv._lazy import lazy_exports
 
 _SOURCES: dict[str, tuple[str, ...]] = {
     "openenv.capture.contract": ("to_trace_entries", "to_training_trace", "to_turn_records"),
@@ -21,20 +20,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "openenv.capture.server": ("CaptureServer",),
     "openenv.capture.skew": ("measure_retokenization_skew",),
 }
-_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    """Names load on first use, so reading graphs and contracts never loads the proxy's server."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _SOURCES)

@@ -113,8 +113,9 @@ class HTTPEnvServer(PublishedServerAPI):
             check_concurrency_safety(source.factory, self.env_cls, max_concurrent_envs)
             cap = max_concurrent_envs or (DEFAULT_MAX_SESSIONS_CONCURRENT if concurrent else 1)
         self.max_message_bytes = max_message_bytes
-        workers = 1 if requires_single_thread(source.factory, self.env_cls) else min(cap, 256) + 4
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openenv-env")
+        self._workers = 1 if requires_single_thread(source.factory, self.env_cls) else min(cap, 256) + 4
+        self.executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="openenv-env")
+        self._executor_done = False
         self.sessions = SessionManager(
             factory,
             max_sessions=cap,
@@ -271,6 +272,10 @@ class HTTPEnvServer(PublishedServerAPI):
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:
+        if self._executor_done:  # served again (a second uvicorn run, a test server): a fresh pool
+            self.executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="openenv-env")
+            self.sessions.executor = self.dispatcher.executor = self.executor
+            self._executor_done = False
         self.sessions.start_reaper()
         try:
             yield
@@ -280,6 +285,7 @@ class HTTPEnvServer(PublishedServerAPI):
             if self.instance is not None and hasattr(self.instance, "close"):
                 await asyncio.get_running_loop().run_in_executor(self.executor, self.instance.close)
             self.executor.shutdown(wait=False, cancel_futures=True)
+            self._executor_done = True
 
 
 def create_app(

@@ -57,6 +57,9 @@ class HarnessEnvironment(MCPEnvironment):
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = False
+    # A turn's budget is the config's session_timeout_s unless the request sets timeout_s: our
+    # server must not hand its default deadline down as the turn budget (0.10 does not either).
+    _openenv_default_deadline_to_step = False
 
     def __init__(self, adapter: AgenticHarnessAdapter, mcp: Any | None = None, rubric: Any | None = None,
                  transform: Any | None = None):

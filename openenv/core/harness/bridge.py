@@ -76,6 +76,21 @@ async def build_bridge_server(mcp_server: Any, renames: dict[str, str]) -> Any:
     return view
 
 
+def _forget_sse_exit_event() -> None:
+    """Drop sse-starlette's process-wide exit event before a bridge's loop starts.
+
+    sse-starlette creates that ``anyio.Event`` on the first SSE stream and keeps it for the
+    process, bound to that stream's loop; every bridge runs its own loop, so without this the
+    second bridge of a process (the next episode's) fails its MCP streams with "bound to a
+    different event loop" (0.10 has this bug). A bridge's streams get a fresh event on first use.
+    """
+    try:
+        from sse_starlette.sse import AppStatus
+    except ImportError:  # pragma: no cover - fastmcp's HTTP transport brings it
+        return
+    AppStatus.should_exit_event = None
+
+
 class HarnessMCPBridge:
     """Serve a FastMCP server at ``http://127.0.0.1:<port>/mcp`` for a harness process.
 
@@ -127,6 +142,7 @@ class HarnessMCPBridge:
 
         def serve() -> None:
             try:
+                _forget_sse_exit_event()
                 server.run(sockets=[sock])
             except BaseException as exc:  # reported by start()
                 self._failure = exc

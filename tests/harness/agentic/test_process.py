@@ -31,13 +31,9 @@ def test_group_of_the_harness_is_killed_with_its_children(tmp_path, reap_pids):
         sys.stdin.read()
     """)
 
-    async def run():
+    async def scenario():
         proc = HarnessProcess(cmd, cwd=str(tmp_path), terminate_grace_s=2.0)
         await proc.start(ready_check=lambda line: line.startswith("ready"))
-        return proc
-
-    async def scenario():
-        proc = await run()
         assert proc.is_running()
         return proc
 

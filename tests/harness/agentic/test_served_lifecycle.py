@@ -58,3 +58,31 @@ def test_session_end_kills_the_harness_group_and_a_hang_ends_only_the_episode(fa
         assert reply.json()["observation"]["metadata"]["injected_tools"] == ["add", "env_read_file"]
         bad = httpx.post(url + "/step", json={"action": {"message": 5}}, timeout=60)
         assert bad.status_code == 422
+
+
+def test_production_harness_route_stops_the_harness_when_the_client_leaves(monkeypatch, reap_pids):
+    from fastapi.testclient import TestClient
+
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.types import Observation
+    from openenv.core.harness import HarnessAction
+
+    from .harness_app import make_env
+
+    monkeypatch.setenv("OPENENV_MODE", "production")
+    app = create_app(make_env, HarnessAction, Observation, env_name="fake_harness_env")
+    assert "/harness" in {getattr(r, "path", None) for r in app.routes}
+    with TestClient(app) as client:
+        assert client.post("/reset", json={}).status_code in (404, 405)  # no simulation routes
+        with client.websocket_connect("/harness") as ws:
+            assert ws.receive_json()["type"] == "session_started"
+            ws.send_json({"type": "message", "content": "whoami"})
+            complete = ws.receive_json()
+            assert complete["type"] == "turn_complete"
+            pid = json.loads(complete["data"]["response"])["pid"]
+            reap_pids.append(pid)
+            assert client.get("/health").status_code == 200
+        assert wait_gone(pid, 15)
+    monkeypatch.setenv("OPENENV_MODE", "simulation")
+    plain = create_app(make_env, HarnessAction, Observation, env_name="fake_harness_env")
+    assert "/harness" not in {getattr(r, "path", None) for r in plain.routes}

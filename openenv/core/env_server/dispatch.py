@@ -99,6 +99,7 @@ class _Traits:
     async_step: bool
     step_takes_timeout: bool
     own_state: bool
+    default_deadline_to_step: bool
 
 
 @lru_cache(maxsize=256)
@@ -110,6 +111,10 @@ def _traits(cls: type) -> _Traits:
         async_step=async_step,
         step_takes_timeout=var_kw or "timeout_s" in names,
         own_state=_overrides_cls(cls, "state"),
+        # An env with its own per-step budget (HarnessEnvironment: the harness config's turn
+        # timeout) gets ``timeout_s`` only when the request sends one, as on 0.10; the server's
+        # default deadline still bounds the call from outside.
+        default_deadline_to_step=getattr(cls, "_openenv_default_deadline_to_step", True),
     )
 
 
@@ -159,7 +164,8 @@ class Dispatcher:
         env = session.env
         deadline = self._deadline(timeout_s)
         traits = _traits(type(env))
-        extra = {"timeout_s": deadline} if traits.step_takes_timeout and deadline else {}
+        to_env = deadline if traits.default_deadline_to_step else timeout_s
+        extra = {"timeout_s": to_env} if traits.step_takes_timeout and to_env else {}
         if kwargs:
             method = "step_async" if traits.async_step else "step"
             extra = {**self._filter(type(env), method, {k: v for k, v in kwargs.items() if k != "timeout_s"}), **extra}

@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "capture": "openenv.cli.capture:capture",
     "episodes": "openenv.cli.episodes:episodes",
+    "import": "openenv.cli.import_env:import_env",
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",
     "rollout": "openenv.cli.rollout:rollout",

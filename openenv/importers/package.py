@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import shutil
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10

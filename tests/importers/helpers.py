@@ -29,10 +29,12 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess
 
 
 @contextlib.contextmanager
-def serving(target: str, python: str = sys.executable, ours: bool = True) -> Iterator[str]:
+def serving(target: str, python: str = sys.executable, ours: bool = True, pythonpath: str | None = None) -> Iterator[str]:
     """``openenv serve TARGET`` (ours) in a subprocess on a free loopback port; yields its URL."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     if ours:
         env["PYTHONPATH"] = str(ROOT)
         cmd = [python, "-m", "openenv", "serve", target, "--port", str(port)]

@@ -73,7 +73,7 @@ class ToolCallSpec(BaseModel):
 class VerifiersAction(Action):
     """One assistant turn: its text, and/or tool calls for a tool environment."""
 
-    message: str = Field(default="", description="The assistant's reply")
+    message: str = Field(default="", description="The assistant's reply", json_schema_extra={"format": "textarea"})
     tool_calls: list[ToolCallSpec] = Field(default_factory=list, description="Tool calls (ToolEnv)")
 
 

@@ -113,3 +113,20 @@ def test_bad_live_targets_are_clear(target: str, message: str) -> None:
     done = cli("serve", target, "--port", "0", timeout=120)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_stateful_tool_env_keeps_state_per_episode() -> None:
+    need("verifiers")
+    call = {"tool_calls": [{"name": "note", "arguments": {"text": "x"}}]}
+    with (serving(f"verifiers:{SOURCES / 'vf_stateful' / 'vf_stateful.py'}") as url,
+          GenericEnvClient(base_url=url).sync() as a, GenericEnvClient(base_url=url).sync() as b):  # fmt: skip
+        tools = a.reset(seed=0).observation["tools"]
+        assert [t["name"] for t in tools] == ["note"]
+        assert "notebook" not in tools[0]["parameters"]["properties"]  # injected by the env, not the model's
+        b.reset(seed=0)
+        assert a.step(call).observation["new_messages"][-1]["content"] == "1 note(s)"
+        assert b.step(call).observation["new_messages"][-1]["content"] == "1 note(s)"
+        assert a.step(call).observation["new_messages"][-1]["content"] == "2 note(s)"
+        done_a, done_b = a.step({"message": "done"}), b.step({"message": "done"})
+        assert done_a.done and done_a.reward == 1.0 and done_a.observation["metadata"]["metrics"]["note_calls"] == 2.0
+        assert done_b.done and done_b.reward == 0.0

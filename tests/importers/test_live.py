@@ -130,3 +130,9 @@ def test_stateful_tool_env_keeps_state_per_episode() -> None:
         done_a, done_b = a.step({"message": "done"}), b.step({"message": "done"})
         assert done_a.done and done_a.reward == 1.0 and done_a.observation["metadata"]["metrics"]["note_calls"] == 2.0
         assert done_b.done and done_b.reward == 0.0
+
+
+def test_live_verifiers_server_passes_validate(vf_urls) -> None:
+    done = cli("validate", vf_urls["multi"], timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ws.step_after_done    done after 5 step(s)" in done.stdout

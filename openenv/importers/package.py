@@ -124,6 +124,7 @@ def generate(source: Path, destination: Path, name: str, detected: DetectedEnvir
         "__init__.py": "__init__.py.tmpl", "models.py": "models.py.tmpl", "client.py": "client.py.tmpl",
         "server/__init__.py": "server_init.py.tmpl", "server/app.py": "app.py.tmpl",
         f"server/{name}_environment.py": f"{detected.source_type}_environment.py.tmpl",
+        f"tests/test_{name}.py": f"test_{detected.source_type}.py.tmpl", "pytest.ini": "pytest.ini.tmpl",
     }  # fmt: skip
     written = []
     for rel, template in files.items():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from openenv.core import GenericEnvClient
-from tests.importers.helpers import SOURCES, cli, need, serving
+from tests.importers.helpers import ROOT, SOURCES, cli, need, serving
 
 
 def _import(source: str, out: Path, name: str, *extra: str) -> Path:
@@ -15,6 +18,13 @@ def _import(source: str, out: Path, name: str, *extra: str) -> Path:
     assert done.returncode == 0, done.stderr
     assert f"Environment created at: {out / name}" in done.stdout
     return out / name
+
+
+def _own_tests(pkg: Path) -> subprocess.CompletedProcess[str]:
+    """The generated package's own tests, run from inside it with our openenv importable."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=str(pkg),
+                          capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
 
 
 def test_generated_layout(tmp_path: Path) -> None:
@@ -67,6 +77,8 @@ def test_generated_verifiers_package_validates_and_serves(tmp_path: Path) -> Non
     pkg = _import("vf_single", tmp_path, "doubling")
     checked = cli("validate", str(pkg), timeout=240)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    own = _own_tests(pkg)
+    assert own.returncode == 0 and "1 passed" in own.stdout, own.stdout + own.stderr
     with serving(str(pkg)) as url, GenericEnvClient(base_url=url).sync() as env:
         tools = env.step({"type": "list_tools"}).observation["tools"]
         assert [t["name"] for t in tools] == ["submit"]
@@ -86,6 +98,8 @@ def test_generated_ors_package_serves(tmp_path: Path) -> None:
     need("openreward")
     pkg = _import("ors_quiz", tmp_path, "capitals", "--type", "ors")
     assert "openreward" in (pkg / "pyproject.toml").read_text()
+    own = _own_tests(pkg)
+    assert own.returncode == 0 and "1 passed" in own.stdout, own.stdout + own.stderr
     with serving(str(pkg)) as url, GenericEnvClient(base_url=url).sync() as env:
         first = env.reset(split="train", index=1)
         assert first.observation["metadata"]["prompt"][0]["text"] == "What is the capital of Japan?"

@@ -19,7 +19,7 @@ def test_rollout_records_verifiers_episodes(tmp_path: Path) -> None:
     target = f"verifiers:{SOURCES / 'vf_multi' / 'vf_multi.py'}"
     with running_server(make_engine()) as engine:
         run = subprocess.run([sys.executable, "-m", "openenv", "rollout", "--env", target, "--model-url",
-                              engine + "/v1", "--model", "json", "--episodes", "2", "--max-steps", "8",
+                              engine + "/v1", "--model", "json", "--episodes", "2", "--max-steps", "8", "--capture", "tokens",
                               "--label", "vf-rollout", "--db", str(db), "--json"],
                              capture_output=True, text=True, timeout=240, cwd=str(ROOT))  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
@@ -38,3 +38,5 @@ def test_rollout_records_verifiers_episodes(tmp_path: Path) -> None:
             assert last.metadata["stop_condition"] == "max_turns_reached"
             assert [s.action["message"] for s in steps[1:]] == ["m1", "m2", "m3", "m4", "m5"]
             assert last.observation["messages"][0] == {"role": "user", "content": "Guess my number (1-9)."}
+            captured = [s.agent["capture"] for s in steps[1:]]  # the engine's token ids, per turn
+            assert all(c["prompt_ids"] and c["sampled_ids"] for c in captured)

@@ -80,8 +80,10 @@ class VerifiersAction(Action):
 class VerifiersObservation(Observation):
     """The conversation so far; ``new_messages`` is what the environment said since the last turn."""
 
-    messages: list[dict[str, Any]] = Field(default_factory=list, description="Prompt and completion so far")
-    new_messages: list[dict[str, Any]] = Field(default_factory=list, description="The env's reply to the last turn")
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="Prompt and completion so far",
+                                           json_schema_extra={"format": "chat"})
+    new_messages: list[dict[str, Any]] = Field(default_factory=list, description="The last turn and the env's reply",
+                                               json_schema_extra={"format": "chat"})
     tools: list[dict[str, Any]] = Field(default_factory=list, description="Tools the assistant may call")
 
 

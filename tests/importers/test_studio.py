@@ -39,6 +39,7 @@ def test_play_a_verifiers_env_in_the_studio(sc: StudioClient, studio_data: Path)
     data.pop("r.seed.~null", None)
     reset = sc.post(f"/play/s/{sid}/reset", data)
     assert reset.status_code == 200 and "What is 1 + 1?" in reset.text  # seed 7 of 3 rows: row 1
+    assert fragment(reset.text).find("div", class_="chat-msg chat-user") is not None  # the prompt as chat
     step = sc.post(f"/play/s/{sid}/step", _form(html, "step-form", **{"a.message": "2"}))
     assert step.status_code == 200, step.text[:2000]
     assert "exact" in step.text and "short" in step.text  # the rubric's per-function scores
@@ -50,3 +51,19 @@ def test_play_a_verifiers_env_in_the_studio(sc: StudioClient, studio_data: Path)
         assert any(e.id == eid for e in store.list_episodes(EpisodeFilter()).items)
     sc.post(f"/play/s/{sid}/close", {})
     sc.post(f"/envs/r/{rid}/stop", **{"HX-Target": "running"})
+
+
+def test_chat_schema_renders_a_conversation() -> None:
+    from webui.obs_view import build_view
+
+    schema = {"type": "object", "properties": {"messages": {"type": "array", "format": "chat", "items": {"type": "object"}}}}
+    msgs = [{"role": "user", "content": "What is 17 + 25?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "add", "arguments": '{"a": 17}'}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "42"}]  # fmt: skip
+    view = build_view({"messages": msgs}, schema=schema)
+    (key, chat), = view.children
+    assert chat.kind == "chat"
+    assert [label for label, _ in chat.children] == ["user", 'assistant → add({"a": 17})', "tool"]
+    assert chat.children[2][1].text == "42" and chat.children[2][1].path == "/messages/2/content"
+    plain = build_view({"messages": msgs})  # no schema: the usual tree
+    assert plain.children[0][1].kind == "array"

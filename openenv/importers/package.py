@@ -14,8 +14,8 @@ import shutil
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+except ModuleNotFoundError:  # Python 3.10: the source's pyproject dependencies are not read
+    tomllib = None  # type: ignore[assignment]
 from pathlib import Path
 
 from .detect import DetectedEnvironment, DetectionError, excluded, ors_dependencies
@@ -68,7 +68,7 @@ def source_dependencies(source: Path) -> list[str]:
     """Portable requirements the source declares (pyproject's ``[project] dependencies``, requirements.txt)."""
     found: list[str] = []
     pyproject = source / "pyproject.toml"
-    if pyproject.exists():
+    if pyproject.exists() and tomllib is not None:
         try:
             declared = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("dependencies")
         except tomllib.TOMLDecodeError:

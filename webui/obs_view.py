@@ -146,6 +146,8 @@ def _view(value: Any, path: str, depth: int, budget: list[int], full: bool,
         return View("number", path, repr(value))
     if isinstance(value, str):
         return _string(value, path, full, schema)
+    if isinstance(value, list) and (schema or {}).get("format") == "chat" and all(isinstance(m, dict) for m in value):
+        return _chat(value, path, depth, budget, full, root)
     if isinstance(value, (dict, list)):
         v = View("object" if isinstance(value, dict) else "array", path, size=len(value))
         if depth >= MAX_DEPTH and not full:
@@ -161,6 +163,26 @@ def _view(value: Any, path: str, depth: int, budget: list[int], full: bool,
         v.hidden = len(value) - len(v.children)
         return v
     return View("string", path, repr(value))
+
+
+def _chat(messages: list[dict[str, Any]], path: str, depth: int, budget: list[int], full: bool,
+          root: dict[str, Any] | None) -> View:
+    """A conversation (a list its schema marks ``"format": "chat"``): one (label, content) per message,
+    the label being the role and any tool calls (``name(arguments)``)."""
+    v = View("chat", path, size=len(messages))
+    for i, msg in enumerate(messages if full else messages[-MAX_ITEMS:]):
+        calls = [c.get("function", c) for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+        label = str(msg.get("role", "?"))
+        if calls:
+            label += " → " + ", ".join(f"{c.get('name')}({c.get('arguments')})" for c in calls)
+        content = msg.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        index = i if full else len(messages) - min(len(messages), MAX_ITEMS) + i
+        v.children.append((label, _view(content if content is not None else "", path + pointer([index, "content"]),
+                                        depth + 1, budget, full, {"format": "multiline"}, root)))
+    v.hidden = len(messages) - len(v.children)
+    return v
 
 
 def declared_image(value: str, schema: dict[str, Any] | None) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv.core.errors import HubUnavailableError, TargetError
+from openenv.importers import LIVE_PREFIXES
 
 __all__ = [
     "BUNDLED_PREFIX",
@@ -66,8 +67,8 @@ class EnvTarget:
     @property
     def serve_target(self) -> str:
         """What a process provider or ``openenv serve`` is given to serve it."""
-        if self.kind in ("directory", "bundled"):
-            return self.target if self.kind == "directory" else self.name
+        if self.kind in ("directory", "bundled", "imported"):
+            return self.name if self.kind == "bundled" else self.target
         if self.app is None:
             raise TargetError(f"{self.target}: a {self.kind} is not served from here")
         return self.app
@@ -201,6 +202,8 @@ def resolve(target: str, *, docker: bool = True) -> EnvTarget:
         raise TargetError("an empty target names nothing: give an env name, directory, module:app, image or URL")
     if target.startswith(_URL_SCHEMES):
         return EnvTarget("url", target, target, url=target.rstrip("/"))
+    if target.startswith(LIVE_PREFIXES):  # verifiers:/ors: environments served live (openenv.importers)
+        return EnvTarget("imported", target, target.split(":")[1].rstrip("/").rsplit("/", 1)[-1] or target)
     path = Path(target).expanduser()
     if path.is_dir():
         return _directory(target, path)
@@ -231,6 +234,8 @@ def resolve(target: str, *, docker: bool = True) -> EnvTarget:
 def resolve_target(target: str) -> tuple[str, str | None]:
     """``(module:attr, sys.path entry or None)`` to serve ``target`` in this process."""
     found = resolve(target, docker=False)
+    if found.kind == "imported":
+        raise TargetError(f"{target}: a live {target.split(':')[0]} target is served by load_app, not imported")
     if found.app is None:
         raise TargetError(f"{target}: a {found.kind} cannot be served from this process")
     return found.app, found.path
@@ -238,6 +243,10 @@ def resolve_target(target: str) -> tuple[str, str | None]:
 
 def load_app(target: str) -> Any:
     """Import and return the ASGI app a target names."""
+    if target.strip().startswith(LIVE_PREFIXES):
+        from openenv.importers.live import build_app
+
+        return build_app(target.strip())
     spec, extra_path = resolve_target(target)
     if extra_path and extra_path not in sys.path:
         sys.path.insert(0, extra_path)

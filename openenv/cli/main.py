@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "capture": "openenv.cli.capture:capture",
     "collect": "openenv.cli.collect:collect",
     "episodes": "openenv.cli.episodes:episodes",
+    "import": "openenv.cli.import_env:import_env",
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",
     "rollout": "openenv.cli.rollout:rollout",

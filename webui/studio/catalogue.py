@@ -16,6 +16,7 @@ from typing import Any
 from openenv.auto import TargetError, bundled_envs, resolve_target
 from openenv.core.containers.runtime import ProviderError
 from openenv.core.containers.runtime.docker_engine import engine_client, translate_docker_errors
+from openenv.importers import LIVE_PREFIXES
 from webui.studio.errors import CatalogueError, NotFoundError
 from webui.studio.ray_status import RayStatus, probe_ray
 
@@ -62,7 +63,7 @@ class Entry:
     """One launchable thing; ``key`` is URL-safe and stable."""
 
     key: str
-    kind: str  # bundled | directory | module | image
+    kind: str  # bundled | directory | module | image | imported (verifiers:/ors:, served live)
     target: str
     providers: tuple[str, ...]
     detail: str = ""
@@ -133,12 +134,22 @@ class Catalogue:
         raise NotFoundError(f"no catalogue entry {key!r}", what="entry")
 
     def add(self, target: str) -> Entry:
-        """Add an env directory or ``module:app`` path (checked, not imported)."""
+        """Add an env directory, ``module:app`` path or live ``verifiers:``/``ors:`` target (checked, not imported)."""
         target = target.strip()
         if not target:
-            raise CatalogueError("Enter an env directory or a module:app path.")
+            raise CatalogueError("Enter an env directory, a module:app path or verifiers:MODULE.")
         path = Path(target).expanduser()
-        if path.is_dir():
+        if target.startswith(LIVE_PREFIXES):
+            from openenv.importers.live import parse_args, parse_target
+
+            try:
+                kind_name, _, args = parse_target(target)
+                if kind_name == "verifiers":
+                    parse_args(args)
+            except TargetError as exc:
+                raise CatalogueError(str(exc)) from exc
+            kind = "imported"
+        elif path.is_dir():
             try:
                 resolve_target(str(path))
             except TargetError as exc:
@@ -147,7 +158,7 @@ class Catalogue:
         elif _MODULE_APP.match(target):
             kind = "module"
         else:
-            raise CatalogueError(f"{target!r} is neither an env directory nor a module:app path.")
+            raise CatalogueError(f"{target!r} is neither an env directory, a module:app path nor verifiers:/ors:MODULE.")
         with self._lock:
             items = self._user_targets()
             if not any(i["target"] == target for i in items):

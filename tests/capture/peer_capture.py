@@ -6,6 +6,7 @@
 import sys
 
 import uvicorn
+
 from openenv.core.harness.capture.server import create_app
 
 llm_url, port, key = sys.argv[1], int(sys.argv[2]), sys.argv[3]

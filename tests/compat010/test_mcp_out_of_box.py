@@ -53,3 +53,14 @@ def test_in_process_call_tool_result_matches_010() -> None:
         else:  # an unknown tool: an error observation on both (ours words the message its own way)
             assert mine["error_type"] == want["error_type"] and mine["type"] == want["type"] == "NoneType"
     assert ours[1]["data"] == "hi" and ours[2]["data"] == {"message": "abc", "length": 3}
+
+
+def test_a_subclass_counting_in_step_and_step_async_counts_each_step_once() -> None:
+    # The catalogue's jupyter_env/terminus_env/coding_tools_env count steps in both overrides;
+    # our step() used to go through self.step_async(), so an MCP action was counted twice.
+    probe = PEERS010 / "clients" / "mcp_step_count_probe.py"
+    runs = [run_with(python, probe) for python in (sys.executable, peer010_python())]
+    for done in runs:
+        assert done.returncode == 0, done.stderr[-2000:]
+    ours, theirs = (json.loads(done.stdout.strip().splitlines()[-1]) for done in runs)
+    assert ours == theirs == {"counts": [1, 2, 3, 4, 5, 6]}

@@ -97,9 +97,16 @@ class ToolboxEnvironment(MCPEnvironment):
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
         return Observation(done=False, reward=0.0, metadata={"status": "ready", "notes": 0})
 
+    # Both overrides count: as on 0.10, MCPEnvironment.step does not go through step_async.
+    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
+        self._state.step_count += 1
+        return self._scored(super().step(action, timeout_s=timeout_s, **kwargs))
+
     async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
         self._state.step_count += 1
-        obs = await super().step_async(action, timeout_s=timeout_s, **kwargs)
+        return self._scored(await super().step_async(action, timeout_s=timeout_s, **kwargs))
+
+    def _scored(self, obs: Any) -> Any:
         obs.reward = float(len(self.notes))
         obs.done = self.finished
         return obs

@@ -158,12 +158,14 @@ class Worker:
         name = f"<cell {self.cell_no}>"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         tree = ast.parse(code, name, "exec")
-        tree = FinalLiterals().visit(tree)
+        # FinalLiterals rewrites only calls of the name ``print``; ASCII source without it has none
+        # (a non-ASCII one may spell it in compatibility characters that normalise to ``print``).
+        if not code.isascii() or "print" in code:
+            tree = ast.fix_missing_locations(FinalLiterals().visit(tree))
         display = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             display = ast.Expression(tree.body.pop().value)
             ast.fix_missing_locations(display)
-        ast.fix_missing_locations(tree)
         body = compile(tree, name, "exec")
         return body, (compile(display, name, "eval") if display is not None else None)
 
@@ -173,7 +175,7 @@ class Worker:
             os.ftruncate(fd, 0)
         sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO("")
         reply = {"op": "result", "id": msg.get("id"), "kind": "ok", "exception": None}
-        locals_ = {}
+        locals_, visible = {}, None
         start = time.perf_counter()
         self.armed = True
         try:
@@ -191,7 +193,8 @@ class Worker:
                 reply["exception"] = describe(exc)
                 err.write(user_traceback(exc))
             self._check_answer()
-            locals_ = self.vars.changed(self._visible_items())
+            visible = self._visible_items()
+            locals_ = self.vars.changed(visible)
         except (KeyboardInterrupt, MemoryError) as exc:  # a limit hit outside the cell's own code
             self._note_limit(reply, exc)
         finally:
@@ -208,7 +211,7 @@ class Worker:
             stderr=stderr,
             stderr_chars=stderr_chars,
             locals=locals_,
-            variables=self._variables(),
+            variables=sorted(visible) if visible is not None else self._variables(),
             final=self.final,
             elapsed=elapsed,
         )

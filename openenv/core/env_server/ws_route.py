@@ -50,7 +50,7 @@ class _Connection:
 
     Frames are read directly while idle. A call that outlasts ``WATCH_AFTER_S`` gets an
     outstanding receive armed beside it, so a peer that vanishes mid-step is noticed and the
-    call cancelled; quick calls (the common case) pay nothing for that.
+    call cancelled; quick calls (the common case) pay nothing for that, not even a timer each.
     """
 
     def __init__(self, server: HTTPEnvServer, ws: WebSocket) -> None:
@@ -60,6 +60,10 @@ class _Connection:
         self._attached: Session | None = None  # a session joined with ?session_id= (not ours to close)
         self._recv: asyncio.Future | None = None
         self._task = asyncio.current_task()  # the connection's handler task, cancelled if the peer leaves
+        self._call_started: float | None = None  # loop time the running call began (None: idle)
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._watched: asyncio.Future | None = None  # the receive whose arrival _on_frame watches
+        self._peer_left = False
 
     async def send(self, frame: bytes) -> None:
         await self.ws.send_text(frame.decode())
@@ -71,38 +75,55 @@ class _Connection:
         return await self.ws.receive()
 
     async def run_watching_peer(self, coro: Any) -> tuple[bool, Any]:
-        """Await ``coro``; if the peer disconnects meanwhile, cancel it. Returns (peer_alive, result)."""
+        """Await ``coro``; if the peer disconnects meanwhile, cancel it. Returns (peer_alive, result).
+
+        One watchdog timer per connection (armed by the first call, re-armed only while calls
+        run) rather than one per call: a call still running ``WATCH_AFTER_S`` after it started
+        gets an outstanding receive armed beside it.
+        """
         if self._recv is not None and self._recv.done() and _is_disconnect(self._recv):
             coro.close()
             return False, None
-        me = self._task
-        peer_left = False
-
-        def on_frame(task: asyncio.Future) -> None:
-            nonlocal peer_left
-            if _is_disconnect(task) and me is not None:
-                peer_left = True
-                me.cancel()
-
-        def watch() -> None:
-            if self._recv is None:
-                self._recv = asyncio.ensure_future(self.ws.receive())
-            self._recv.add_done_callback(on_frame)
-
-        timer = asyncio.get_running_loop().call_later(WATCH_AFTER_S, watch)
+        loop = asyncio.get_running_loop()
+        self._peer_left = False
+        self._call_started = loop.time()
+        if self._watchdog is None:
+            self._watchdog = loop.call_later(WATCH_AFTER_S, self._check_call, loop)
         try:
             return True, await coro
         except asyncio.CancelledError:
-            if not peer_left:
+            if not self._peer_left:
                 raise
+            me = self._task
             if me is not None and hasattr(me, "uncancel"):
                 me.uncancel()
             log.debug("call cancelled: the peer left mid-step")
             return False, None
         finally:
-            timer.cancel()
-            if self._recv is not None:
-                self._recv.remove_done_callback(on_frame)
+            self._call_started = None
+
+    def _check_call(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The watchdog: watch the peer beside a call that has run ``WATCH_AFTER_S``."""
+        self._watchdog = None
+        started = self._call_started
+        if started is None:  # idle: the next call arms it again
+            return
+        due = started + WATCH_AFTER_S
+        if loop.time() < due:  # a newer call: check it when it is due
+            self._watchdog = loop.call_at(due, self._check_call, loop)
+            return
+        if self._recv is None:
+            self._recv = asyncio.ensure_future(self.ws.receive())
+        if self._recv is not self._watched:
+            self._watched = self._recv
+            self._recv.add_done_callback(self._on_frame)
+
+    def _on_frame(self, task: asyncio.Future) -> None:
+        """A frame (or the disconnect) arrived while being watched: cancel a running call if the peer left."""
+        me = self._task
+        if self._call_started is not None and _is_disconnect(task) and me is not None:
+            self._peer_left = True
+            me.cancel()
 
     async def handle(self, message: dict[str, Any]) -> bool:
         """Handle one frame; False ends the connection."""
@@ -216,6 +237,9 @@ class _Connection:
             log.debug("peer already gone", exc_info=True)
 
     async def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self._recv is not None:
             self._recv.cancel()
         if self._attached is not None:

@@ -19,21 +19,26 @@ class EchoEnvironment(Environment):
     SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
 
     def __init__(self) -> None:
-        self._state = EchoState()
+        # Plain attributes, read into an EchoState on demand: a step pays no model validation.
+        self._episode_id: str | None = None
+        self._step_count = 0
+        self._last_message = ""
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EchoObservation:
-        self._state = EchoState(episode_id=episode_id or self.new_episode_id(), step_count=0)
+        self._episode_id = episode_id or self.new_episode_id()
+        self._step_count, self._last_message = 0, ""
         return EchoObservation(echoed_message="Echo environment ready!", message_length=0, reward=0.0)
 
     def step(self, action: EchoAction, timeout_s: float | None = None, **kwargs: Any) -> EchoObservation:
-        self._state.step_count += 1
-        self._state.last_message = action.message
-        length = len(action.message)
+        message = action.message
+        self._step_count += 1
+        self._last_message = message
+        length = len(message)
         return EchoObservation(
-            echoed_message=action.message,
+            echoed_message=message,
             message_length=length,
             reward=round(length * REWARD_PER_CHAR, 10),
-            metadata={"step": self._state.step_count},
+            metadata={"step": self._step_count},
         )
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EchoObservation:
@@ -44,7 +49,7 @@ class EchoEnvironment(Environment):
 
     @property
     def state(self) -> EchoState:
-        return self._state
+        return EchoState(episode_id=self._episode_id, step_count=self._step_count, last_message=self._last_message)
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

@@ -1,10 +1,15 @@
-"""Core server benchmark: ours vs the published openenv-core vs a bare websockets floor.
+"""Core server benchmark: ours vs the published openenv 0.10 and openenv-core 0.3, and two floors.
 
-Runs each server as its own process on 127.0.0.1 and drives it from this process, printing
-steps/s, p50/p99 latency, start-to-healthy time and memory, then ratios against the published
-server measured in the same run.
+Each server runs as its own process on 127.0.0.1, driven from this process: steps/s and p50/p99
+over WebSocket (1 session, and N sessions at once), the server's CPU time per step at N sessions
+(from /proc: steadier than throughput on a shared machine), HTTP steps, start-to-healthy time,
+memory. The WebSocket runs are interleaved across servers in rounds (medians reported), so load
+drift hits each alike. Floors, answering the same frames with a fixed reply:
+- ``bare``: a bare ``websockets`` server (``bench/peers/bare_ws_echo.py``);
+- ``asgi-floor``: a raw ASGI app on uvicorn, our own server stack with nothing above it
+  (``bench/peers/bare_asgi_ws.py``): what is left above it is FastAPI/Starlette and our code.
 
-Usage: .venv/bin/python bench/core_server.py [--seconds 3] [--sessions 64]
+Usage: .venv/bin/python bench/core_server.py [--seconds 3] [--sessions 64] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_PY = ROOT / ".cache" / "peer-openenv-core" / "bin" / "python"
+PEER010_PY = Path(os.environ.get("OPENENV_PEER010_VENV", ROOT / ".cache" / "peer-openenv-0.10")) / "bin" / "python"
+PUBLISHED_ECHO = ROOT / "tests/interop/peers/published_echo_server.py"
+KINDS = ("ours", "published-0.10", "published-0.3", "bare", "asgi-floor")
 
 
 def free_port() -> int:
@@ -42,15 +50,19 @@ def rss_mib(pid: int) -> float:
 
 def start(kind: str) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
+    cwd = "/"
     if kind == "ours":
         cmd = [sys.executable, "-m", "openenv.cli.main", "serve", "echo", "--port", str(port), "--max-sessions", "256"]
         cwd = str(ROOT)
-    elif kind == "published":
-        cmd = [str(PEER_PY), "-P", str(ROOT / "tests/interop/peers/published_echo_server.py"), str(port), "256"]
-        cwd = "/"
+    elif kind == "published-0.10":
+        cmd = [str(PEER010_PY), "-P", str(PUBLISHED_ECHO), str(port), "256"]
+    elif kind == "published-0.3":
+        cmd = [str(PEER_PY), "-P", str(PUBLISHED_ECHO), str(port), "256"]
+    elif kind == "asgi-floor":
+        cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "bench/peers"), "bare_asgi_ws:app",
+               "--port", str(port), "--log-level", "warning", "--ws-per-message-deflate", "false"]
     else:
         cmd = [sys.executable, str(ROOT / "bench/peers/bare_ws_echo.py"), str(port)]
-        cwd = "/"
     began = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -131,31 +143,63 @@ async def session_memory(url: str, pid: int, n: int) -> float:
     return (after - before) * 1024 / n
 
 
-def measure(kind: str, seconds: float, sessions: int) -> dict:
-    proc, url, start_s = start(kind)
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ws_run(proc: subprocess.Popen, url: str, sessions: int, seconds: float) -> dict:
+    """One WebSocket load run, with the server's CPU microseconds per step."""
+    before = cpu_s(proc.pid)
+    result = asyncio.run(ws_load(url, sessions, seconds))
+    result["server_cpu_us_per_step"] = 1e6 * (cpu_s(proc.pid) - before) / max(1.0, result["steps_per_s"] * seconds)
+    return result
+
+
+def median_run(runs: list[dict]) -> dict:
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def measure_all(kinds: tuple[str, ...], seconds: float, sessions: int, rounds: int) -> dict[str, dict]:
+    """Start every server (one at a time, timed), then interleave the WebSocket runs in rounds."""
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    results: dict[str, dict] = {}
     try:
-        time.sleep(0.5)
-        result: dict = {"start_to_healthy_s": start_s, "idle_rss_mib": rss_mib(proc.pid)}
-        asyncio.run(ws_load(url, 1, 0.5))  # warm-up
-        result["ws_1"] = asyncio.run(ws_load(url, 1, seconds))
-        result[f"ws_{sessions}"] = asyncio.run(ws_load(url, sessions, seconds))
-        if kind == "ours":
-            result["http"] = http_load(url, seconds, session=True)
-        elif kind == "published":
-            result["http"] = http_load(url, seconds, session=False)
-        if kind != "bare":
-            result["kib_per_session"] = asyncio.run(session_memory(url, proc.pid, 32))
-        return result
+        for kind in kinds:
+            proc, url, start_s = start(kind)
+            servers[kind] = (proc, url)
+            time.sleep(0.5)
+            results[kind] = {"start_to_healthy_s": start_s, "idle_rss_mib": rss_mib(proc.pid)}
+        runs: dict[str, dict[str, list[dict]]] = {kind: {"ws_1": [], "ws_n": []} for kind in kinds}
+        for _proc, url in servers.values():
+            asyncio.run(ws_load(url, sessions, 0.5))  # warm-up
+        for _ in range(rounds):
+            for kind, (proc, url) in servers.items():
+                runs[kind]["ws_1"].append(ws_run(proc, url, 1, seconds))
+                runs[kind]["ws_n"].append(ws_run(proc, url, sessions, seconds))
+        for kind, (proc, url) in servers.items():
+            results[kind]["ws_1"] = median_run(runs[kind]["ws_1"])
+            results[kind]["ws_n"] = median_run(runs[kind]["ws_n"])
+            if kind == "ours":
+                results[kind]["http"] = http_load(url, seconds, session=True)
+            elif kind.startswith("published"):
+                results[kind]["http"] = http_load(url, seconds, session=False)
+            if kind in ("ours", "published-0.10", "published-0.3"):
+                results[kind]["kib_per_session"] = asyncio.run(session_memory(url, proc.pid, 32))
+        return results
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for proc, _ in servers.values():
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--sessions", type=int, default=64)
-    parser.add_argument("--only", choices=["ours", "published", "bare"], default=None)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=KINDS, default=None)
     args = parser.parse_args()
     try:
         import uvloop
@@ -165,28 +209,38 @@ def main() -> None:
         pass
     if not PEER_PY.exists():
         subprocess.run([str(ROOT / "scripts/peer-openenv-core")], check=True)
+    if not PEER010_PY.exists():
+        subprocess.run([str(ROOT / "scripts/peer-openenv-010")], check=True)
     os.environ.setdefault("OPENENV_WEB", "1")
-    if args.only:
-        print(json.dumps(measure(args.only, args.seconds, args.sessions), indent=2))
-        return
-    results = {kind: measure(kind, args.seconds, args.sessions) for kind in ("ours", "published", "bare")}
-    n = f"ws_{args.sessions}"
+    kinds = (args.only,) if args.only else KINDS
+    results = measure_all(kinds, args.seconds, args.sessions, args.rounds)
     print(json.dumps(results, indent=2))
-    ours, pub, bare = results["ours"], results["published"], results["bare"]
+    if args.only:
+        return
+    n = args.sessions
     rows = [
-        ("WS 1 session steps/s", ours["ws_1"]["steps_per_s"], pub["ws_1"]["steps_per_s"], bare["ws_1"]["steps_per_s"]),
-        ("WS 1 session p50 ms", ours["ws_1"]["p50_ms"], pub["ws_1"]["p50_ms"], bare["ws_1"]["p50_ms"]),
-        (f"WS {args.sessions} sessions steps/s", ours[n]["steps_per_s"], pub[n]["steps_per_s"], bare[n]["steps_per_s"]),
-        (f"WS {args.sessions} sessions p99 ms", ours[n]["p99_ms"], pub[n]["p99_ms"], bare[n]["p99_ms"]),
-        ("HTTP step/s (ours: session; published: stateless)", ours["http"]["steps_per_s"], pub["http"]["steps_per_s"], None),
-        ("start to healthy s", ours["start_to_healthy_s"], pub["start_to_healthy_s"], None),
-        ("idle RSS MiB", ours["idle_rss_mib"], pub["idle_rss_mib"], bare["idle_rss_mib"]),
-        ("KiB per open session", ours["kib_per_session"], pub["kib_per_session"], None),
+        ("WS 1 session steps/s", [r["ws_1"]["steps_per_s"] for r in results.values()]),
+        ("WS 1 session p50 ms", [r["ws_1"]["p50_ms"] for r in results.values()]),
+        (f"WS {n} sessions steps/s", [r["ws_n"]["steps_per_s"] for r in results.values()]),
+        (f"WS {n} sessions p99 ms", [r["ws_n"]["p99_ms"] for r in results.values()]),
+        (f"WS {n} sessions server CPU us/step", [r["ws_n"]["server_cpu_us_per_step"] for r in results.values()]),
+        ("HTTP step/s (ours: session; published: stateless)", [r.get("http", {}).get("steps_per_s") for r in results.values()]),
+        ("start to healthy s", [r["start_to_healthy_s"] for r in results.values()]),
+        ("idle RSS MiB", [r["idle_rss_mib"] for r in results.values()]),
+        ("KiB per open session", [r.get("kib_per_session") for r in results.values()]),
     ]
-    print(f"\n{'metric':52} {'ours':>10} {'published':>10} {'bare':>10} {'ours/published':>15}")
-    for name, o, p, b in rows:
-        bare_s = f"{b:10.2f}" if b is not None else f"{'-':>10}"
-        print(f"{name:52} {o:10.2f} {p:10.2f} {bare_s} {o / p:15.2f}")
+    names = ["0.10", "0.3", "bare", "asgi-floor"]
+    print(f"\n{'metric':46} {'ours':>9} " + " ".join(f"{k:>10}" for k in names) + f" {'ours/0.10':>10} {'ours/bare':>10}")
+    for name, values in rows:
+        cells = " ".join(f"{v:10.2f}" if v is not None else f"{'-':>10}" for v in values[1:])
+        ours, v010, bare = values[0], values[1], values[3]
+        r010 = f"{ours / v010:10.2f}" if v010 else f"{'-':>10}"
+        rbare = f"{ours / bare:10.2f}" if bare else f"{'-':>10}"
+        print(f"{name:46} {ours:9.2f} {cells} {r010} {rbare}")
+    floor = results["asgi-floor"]["ws_n"]["server_cpu_us_per_step"]
+    print(f"\nAbove the uvicorn floor at {n} sessions, per step: ours "
+          f"{results['ours']['ws_n']['server_cpu_us_per_step'] - floor:.1f} us of server CPU, published 0.10 "
+          f"{results['published-0.10']['ws_n']['server_cpu_us_per_step'] - floor:.1f} us. Load: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ measures, in one run:
    back to back, and after a pause (``--pause-ms``, default 150: a model thinking between cells);
 2. a compute cell (``sum(i*i for i in range(10**6))``): round trip and the worker's own
    execution time, beside plain ``exec`` of the same code in this process (best of N each);
-3. worker start: ``reset`` of a fresh session (connect + reset), and the server-side spawn time.
+3. worker start: ``reset`` of a fresh session (connect + reset), and the server-side spawn time;
+4. the floor of this topology, interleaved with 1: a bare ``websockets`` server handing each frame
+   to a child process over a pipe and back, driven by a bare client (``bench/peers/bare_ws_pipe.py``).
 Prints numbers and ratios; asserts nothing. Targets: trivial p50 <= 1.0 ms back to back and
 <= 1.3 ms after a pause; compute <= 1.3x exec.
 Resets with and without warm workers: ``bench/repl_reset.py``.
@@ -21,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -32,10 +36,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from websockets.asyncio.client import connect  # noqa: E402
+
 from openenv.envs.repl.client import REPLEnv  # noqa: E402
 from tests.server_utils import free_port, wait_healthy  # noqa: E402
 
 TRIVIAL = "x = 1"
+FLOOR = "floor"
+FLOOR_FRAME = json.dumps({"type": "step", "data": {"code": TRIVIAL}})
 COMPUTE = "sum(i*i for i in range(10**6))"
 
 
@@ -114,14 +122,45 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def cells(urls: dict[str, str], trivial: int, compute: int, paused: int, pause_s: float) -> dict[str, dict[str, list[float]]]:
+@contextlib.contextmanager
+def floor_server() -> Iterator[str]:
+    """``bench/peers/bare_ws_pipe.py`` in a subprocess; yields its ws:// URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(REPO / "bench/peers/bare_ws_pipe.py"), str(port)],
+                            stderr=subprocess.DEVNULL)  # the port probe below is not a WebSocket
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        yield f"ws://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def floor_cell(ws) -> float:
+    began = time.perf_counter()
+    await ws.send(FLOOR_FRAME)
+    await ws.recv()
+    return time.perf_counter() - began
+
+
+async def cells(urls: dict[str, str], trivial: int, compute: int, paused: int, pause_s: float,
+                floor_url: str) -> dict[str, dict[str, list[float]]]:
     """Trivial and compute cells on each server, alternating in blocks so the same load hits each."""
     keys = ("rtt", "paused", "ref_trivial", "compute_rtt", "compute_worker", "compute_plain", "compute_same")
-    out = {name: {k: [] for k in keys} for name in urls}
+    out = {name: {k: [] for k in keys} for name in [*urls, FLOOR]}
     same = SameInterpreter(COMPUTE)
     try:
         async with contextlib.AsyncExitStack() as stack:
             envs = {name: await stack.enter_async_context(REPLEnv(base_url=url)) for name, url in urls.items()}
+            floor = await stack.enter_async_context(connect(floor_url, compression=None, max_size=None))
+            for _ in range(20):
+                await floor_cell(floor)
             for env in envs.values():
                 await env.reset(max_iterations=10**9)
                 for _ in range(20):  # warm up
@@ -133,6 +172,8 @@ async def cells(urls: dict[str, str], trivial: int, compute: int, paused: int, p
                         await env.execute(TRIVIAL)
                         out[name]["rtt"].append(time.perf_counter() - began)
                         out[name]["ref_trivial"] += plain_exec(TRIVIAL, 1)
+                for _ in range(min(50, trivial)):
+                    out[FLOOR]["rtt"].append(await floor_cell(floor))
             for _ in range(max(1, paused // 10)):
                 for name, env in envs.items():
                     for _ in range(min(10, paused)):
@@ -140,6 +181,9 @@ async def cells(urls: dict[str, str], trivial: int, compute: int, paused: int, p
                         began = time.perf_counter()
                         await env.execute(TRIVIAL)
                         out[name]["paused"].append(time.perf_counter() - began)
+                for _ in range(min(10, paused)):
+                    await asyncio.sleep(pause_s)
+                    out[FLOOR]["paused"].append(await floor_cell(floor))
             for _ in range(compute):  # interleaved rounds: the same load hits all of them
                 for name, env in envs.items():
                     began = time.perf_counter()
@@ -200,11 +244,20 @@ def main() -> None:
         for i, unprivileged in enumerate(modes):
             url = stack.enter_context(serving(unprivileged=unprivileged, uid_offset=i))
             urls[isolation_of(url)] = url
-        m = asyncio.run(cells(urls, args.trivial, args.compute, args.paused, args.pause_ms / 1000))
+        floor_url = stack.enter_context(floor_server())
+        m = asyncio.run(cells(urls, args.trivial, args.compute, args.paused, args.pause_ms / 1000, floor_url))
         start = {name: asyncio.run(starts(url, args.starts)) for name, url in urls.items()}
     ms = 1000.0
     for name in urls:
         report(name, m[name], args.compute, args.pause_ms)
+    floor = m[FLOOR]
+    print(f"[floor] the same topology with no work (bare websockets server, a child over a pipe, bare client): "
+          f"p50 {statistics.median(floor['rtt']) * ms:.3f} ms back to back, "
+          f"{statistics.median(floor['paused']) * ms:.3f} ms after the pause")
+    for name in urls:
+        print(f"  {name} / floor: back to back {statistics.median(m[name]['rtt']) / statistics.median(floor['rtt']):.2f}x, "
+              f"after the pause {statistics.median(m[name]['paused']) / statistics.median(floor['paused']):.2f}x "
+              "(published 0.10 ships no REPL env to compare)")
     if len(urls) == 2:
         a, b = list(urls)
         ratio = statistics.median(m[b]["rtt"]) / statistics.median(m[a]["rtt"])

@@ -88,11 +88,18 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         mode: str | None = None,
         **client_options: Any,
     ) -> None:
-        if mode is not None and mode.lower() != "production":
-            raise ValueError(f"MCPToolClient only supports 'production' mode, got {mode!r}; use GenericEnvClient")
+        mode = "production" if mode is None else mode  # as 0.10: OPENENV_CLIENT_MODE is not read here
+        if str(mode).lower() != "production":
+            raise ValueError(
+                f"MCPToolClient only supports 'production' mode, got {mode!r}; use GenericEnvClient for simulation mode"
+            )
         if transport not in ("ws", "http"):
             raise ValueError(f"transport must be 'ws' or 'http', got {transport!r}")
-        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider, **client_options)
+        super().__init__(
+            base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider, mode=mode, **client_options
+        )
+        #: 0.10's flag (always true here: tool calls never go through ``step``)
+        self.use_production_mode = True
         self._http_url = _http_base(base_url)
         self._bare_ws_url = self._url
         self._transport = transport
@@ -192,6 +199,10 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
     # -- JSON-RPC --------------------------------------------------------------------------
 
+    def _production_mcp_url(self) -> str:
+        """The ``POST /mcp`` URL (an http(s) URL even when ``base_url`` is ws(s)), as 0.10 names it."""
+        return self._http_url + "/mcp"
+
     def _http_client(self) -> Any:
         if self._http is None:
             import httpx
@@ -204,7 +215,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
         try:
             response = await self._http_client().post(
-                self._http_url + "/mcp", content=dumps(request), headers={"content-type": "application/json"}
+                self._production_mcp_url(), content=dumps(request), headers={"content-type": "application/json"}
             )
         except httpx.HTTPError as exc:
             raise ConnectionLostError(f"Could not reach {self._http_url}/mcp: {exc}") from exc

@@ -40,9 +40,11 @@ from fastmcp import FastMCP
 from fastmcp.client.client import CallToolResult
 from fastmcp.exceptions import NotFoundError, ToolError
 from fastmcp.exceptions import ValidationError as FastMCPValidationError
+from mcp.types import TextContent
 from pydantic import ValidationError as PydanticValidationError
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_code_mode import CodeModeMixin
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -122,7 +124,7 @@ def _unwrap(result: Any, output_schema: dict[str, Any] | None) -> Any:
     return structured
 
 
-class MCPEnvironment(Environment):
+class MCPEnvironment(CodeModeMixin, Environment):
     """Base class of an environment that exposes the tools of a FastMCP server.
 
     Args:
@@ -131,6 +133,9 @@ class MCPEnvironment(Environment):
 
     Raises:
         ValueError: a tool uses a reserved name (``reset``, ``step``, ``state``, ``close``).
+
+    Code mode (``get_callables``, ``execute_code``) and mode-aware tools (``@self.tool(mode=...)``)
+    come from :class:`~openenv.core.env_server.mcp_code_mode.CodeModeMixin`.
     """
 
     def __init__(self, mcp_server: Any, transform: Any = None) -> None:
@@ -166,8 +171,9 @@ class MCPEnvironment(Environment):
         for tool in tools:
             spec = tool.to_mcp_tool().model_dump(mode="json")
             self._output_schemas[tool.name] = spec.get("outputSchema")
-            out.append(spec)
-        return out
+            if tool.name not in self._mode_tool_schemas:
+                out.append(spec)
+        return out + [dict(schema) for schema in self._visible_mode_schemas()]
 
     async def list_tools_async(self) -> list[Tool]:
         """The tools as :class:`Tool` models (``name``, ``description``, ``input_schema``)."""
@@ -202,6 +208,8 @@ class MCPEnvironment(Environment):
         server = self._require_server()
         if not isinstance(arguments, dict):
             raise McpToolFailure(ToolErrorType.INVALID_ARGS, "Tool arguments must be a JSON object")
+        if name in self._mode_tools:
+            return await self._mode_tool_result(name, arguments, timeout_s)
         task = asyncio.ensure_future(server.call_tool(name, arguments))
         try:
             # wait (not wait_for): a sync tool's worker thread cannot be cancelled, so an overrun
@@ -242,6 +250,32 @@ class MCPEnvironment(Environment):
             structured_content=result.structured_content,
             meta=result.meta,
             data=_unwrap(result, self._output_schemas.get(name)),
+            is_error=False,
+        )
+
+    async def _mode_tool_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None) -> Any:
+        """Call a mode-aware tool directly, as 0.10 does: its value as text and ``{"result": value}``."""
+        try:
+            func = self._mode_tool(name)
+        except LookupError as exc:
+            raise McpToolFailure(ToolErrorType.TOOL_NOT_FOUND, str(exc)) from None
+        try:
+            value = await self._call_mode_tool(func, arguments, timeout_s)
+        except asyncio.TimeoutError:
+            raise McpToolFailure(
+                ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s:g} seconds", timeout_s=timeout_s
+            ) from None
+        except TypeError as exc:
+            raise McpToolFailure(ToolErrorType.INVALID_ARGS, f"Invalid arguments for tool {name!r}: {exc}") from None
+        except Exception as exc:
+            raise McpToolFailure(
+                ToolErrorType.EXECUTION_ERROR, f"Tool '{name}' raised {safe_error_text(exc)}", exception=type(exc).__name__
+            ) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=str(value))],
+            structured_content={"result": value},
+            meta=None,
+            data=value,
             is_error=False,
         )
 

@@ -45,6 +45,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.mcp_code_mode import CodeModeMixin
+from openenv.core.env_server.mcp_context_session import ContextSessions, needs_context
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -146,6 +147,8 @@ class MCPEnvironment(CodeModeMixin, Environment):
         self.mcp_server: Any = mcp_server
         self._mcp_client: Any = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._context_tools: dict[str, bool] = {}
+        self._context_sessions = ContextSessions()
 
     # -- the tools -------------------------------------------------------------------------
 
@@ -171,6 +174,7 @@ class MCPEnvironment(CodeModeMixin, Environment):
         for tool in tools:
             spec = tool.to_mcp_tool().model_dump(mode="json")
             self._output_schemas[tool.name] = spec.get("outputSchema")
+            self._context_tools[tool.name] = needs_context(tool)
             if tool.name not in self._mode_tool_schemas:
                 out.append(spec)
         return out + [dict(schema) for schema in self._visible_mode_schemas()]
@@ -210,7 +214,7 @@ class MCPEnvironment(CodeModeMixin, Environment):
             raise McpToolFailure(ToolErrorType.INVALID_ARGS, "Tool arguments must be a JSON object")
         if name in self._mode_tools:
             return await self._mode_tool_result(name, arguments, timeout_s)
-        task = asyncio.ensure_future(server.call_tool(name, arguments))
+        task = asyncio.ensure_future(self._tool_call(server, name, arguments))
         try:
             # wait (not wait_for): a sync tool's worker thread cannot be cancelled, so an overrun
             # call is left to finish in the background and the caller answered at the deadline.
@@ -252,6 +256,15 @@ class MCPEnvironment(CodeModeMixin, Environment):
             data=_unwrap(result, self._output_schemas.get(name)),
             is_error=False,
         )
+
+    async def _tool_call(self, server: Any, name: str, arguments: dict[str, Any]) -> Any:
+        """``server.call_tool``, or through a client session for a tool that takes a ``Context``."""
+        if name not in self._context_tools:
+            tool = await server.get_tool(name)
+            self._context_tools[name] = tool is not None and needs_context(tool)
+        if self._context_tools.get(name):
+            return await self._context_sessions.call(lambda: self.mcp_session(), name, arguments)
+        return await server.call_tool(name, arguments)
 
     async def _mode_tool_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None) -> Any:
         """Call a mode-aware tool directly, as 0.10 does: its value as text and ``{"result": value}``."""
@@ -343,6 +356,9 @@ class MCPEnvironment(CodeModeMixin, Environment):
 
     def close(self) -> None:
         """Drop the server and client; subclasses that override ``close`` call ``super().close()``."""
+        sessions = getattr(self, "_context_sessions", None)
+        if sessions is not None:
+            sessions.close()
         self._mcp_client = None
         self.mcp_server = None
 

@@ -384,7 +384,9 @@ def _document_mcp(app: Any) -> None:
 
 def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
     """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
-    app.include_router(build_mcp_router(server))
+    from openenv.core.env_server._routing import add_routes
+
+    add_routes(app, build_mcp_router(server))
     _document_mcp(app)
     try:
         app.add_middleware(McpFastPath, post=server.mcp_post)

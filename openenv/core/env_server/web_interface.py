@@ -129,7 +129,9 @@ def mount_web(
         if exc.name not in ("webui", "webui.env_page"):
             raise
     else:
-        app.include_router(build_env_page_router(server))
+        from openenv.core.env_server._routing import add_routes
+
+        add_routes(app, build_env_page_router(server))
         server.web_mounted = True
     if gradio_builder is not None:
         _mount_gradio(app, server, gradio_builder, title=title or server.env_name or "OpenEnv environment")

@@ -98,7 +98,8 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         super().__init__(
             base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider, mode=mode, **client_options
         )
-        #: 0.10's flag (always true here: tool calls never go through ``step``)
+        #: 0.10's flag: set it to ``False`` and ``list_tools``/``call_tool`` go through ``step``
+        #: (``ListToolsAction``/``CallToolAction``: the server counts them as steps), as on 0.10
         self.use_production_mode = True
         self._http_url = _http_base(base_url)
         self._bare_ws_url = self._url
@@ -268,6 +269,10 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
     async def _list_tools_async(self, use_cache: bool = True) -> list[Tool]:
         if use_cache and self._tools_cache is not None:
             return self._tools_cache
+        if not self.use_production_mode:  # 0.10: the tools come from step(ListToolsAction())
+            obs = (await self._step_async(ListToolsAction())).observation
+            self._tools_cache = list(obs.tools) if isinstance(obs, ListToolsObservation) else []
+            return self._tools_cache
         reply = await self._rpc_async("tools/list")
         if "error" in reply:
             raise ToolCallError(f"list_tools failed: {reply['error'].get('message')}", **_rpc_details(reply["error"]))
@@ -315,6 +320,21 @@ class GenericMCPObservation(Observation):
     model_config = {"extra": "allow"}
 
 
+def _step_value(name: str, obs: Any) -> Any:
+    """The value of a tool call made as a step (0.10's non-production path)."""
+    if isinstance(obs, CallToolObservation) and obs.error is not None:
+        raise ToolCallError(
+            f"Tool '{name}' failed: {obs.error.message} (type: {obs.error.error_type.value})",
+            tool_name=name, error_type=obs.error.error_type.value,
+        )
+    result = obs.result if isinstance(obs, CallToolObservation) else obs
+    if hasattr(result, "data"):
+        return result.data
+    if isinstance(result, dict) and "data" in result:
+        return result["data"]
+    return result
+
+
 def _session_error(reply: dict[str, Any]) -> dict[str, Any] | None:
     """The JSON-RPC error of ``reply`` when it says the session is unknown (``SESSION_ERROR``)."""
     error = reply.get("error")
@@ -341,6 +361,8 @@ class MCPToolClient(MCPClientBase):
         return self._dispatch(lambda: self._call_tool_async(name, arguments))
 
     async def _call_tool_async(self, name: str, arguments: dict[str, Any]) -> Any:
+        if not self.use_production_mode:  # 0.10: the call is a step(CallToolAction(...))
+            return _step_value(name, (await self._step_async(CallToolAction(tool_name=name, arguments=arguments))).observation)
         reply = await self._rpc_async("tools/call", {"name": name, "arguments": arguments})
         if "error" in reply:
             error = reply["error"] or {}

@@ -174,7 +174,8 @@ class MCPEnvironment(CodeModeMixin, Environment):
         for tool in tools:
             spec = tool.to_mcp_tool().model_dump(mode="json")
             self._output_schemas[tool.name] = spec.get("outputSchema")
-            self._context_tools[tool.name] = needs_context(tool)
+            if tool.name not in self._context_tools:
+                self._context_tools[tool.name] = needs_context(tool)
             if tool.name not in self._mode_tool_schemas:
                 out.append(spec)
         return out + [dict(schema) for schema in self._visible_mode_schemas()]

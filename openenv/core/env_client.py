@@ -92,14 +92,8 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         reconnect_timeout_s: float = 10.0,
         mode: str | None = None,
     ) -> None:
-        """Open nothing yet: the socket is opened on first use (or ``connect``).
-
-        Args:
-            mode: the client mode, as in 0.10: ``"simulation"`` (reset/step/state, the default)
-                or ``"production"`` (an MCP tool client). ``None`` takes ``OPENENV_CLIENT_MODE``;
-                case-insensitive; anything else raises ``ValueError``. Read-only afterwards.
-            Other arguments: see the class docstring.
-        """
+        """Arguments as in the class docstring; ``mode``: ``"simulation"`` (default) or ``"production"``,
+        ``None`` reads ``OPENENV_CLIENT_MODE`` (case-insensitive; else ``ValueError``; read-only after)."""
         self._client_mode = resolve_client_mode(mode, self._default_mode)
         self.base_url = base_url.rstrip("/")
         self._url = ws_url(base_url)

@@ -2,7 +2,7 @@
 
 Mounted by ``create_app`` (``web=True``)::
 
-    app.include_router(build_env_page_router(server))
+    add_routes(app, build_env_page_router(server))   # openenv.core.env_server._routing
 
 Each page load is a tab with its own id (carried in the fragment URLs, not a cookie), and the
 tab's first Reset opens its own session from the server's pool (the one ``/ws`` uses, counted

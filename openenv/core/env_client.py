@@ -33,6 +33,7 @@ from websockets.protocol import State
 from openenv.core._deadline import with_deadline
 from openenv.core.client_actions import guard_step_payload
 from openenv.core.client_handles import AutoResult
+from openenv.core.client_mode import resolve_client_mode
 from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
     AuthenticationError,
@@ -73,6 +74,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         websocket_ping_interval_s, websocket_ping_timeout_s: keepalive pings (``None`` disables).
         headers: extra HTTP headers for the WebSocket handshake (and ``/mcp``), e.g. a bearer token.
         reconnect_attempts, reconnect_timeout_s: bounds on replacing a lost socket.
+        mode: ``"simulation"`` or ``"production"`` (0.10's client mode; see ``__init__``).
     """
 
     def __init__(
@@ -88,7 +90,11 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         headers: dict[str, str] | None = None,
         reconnect_attempts: int = 5,
         reconnect_timeout_s: float = 10.0,
+        mode: str | None = None,
     ) -> None:
+        """Arguments as in the class docstring; ``mode``: ``"simulation"`` (default) or ``"production"``,
+        ``None`` reads ``OPENENV_CLIENT_MODE`` (case-insensitive; else ``ValueError``; read-only after)."""
+        self._client_mode = resolve_client_mode(mode, self._default_mode)
         self.base_url = base_url.rstrip("/")
         self._url = ws_url(base_url)
         self._connect_timeout = connect_timeout_s
@@ -113,6 +119,14 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         #: ``(request, reply)``: the JSON texts of the last exchange that got a non-error reply, as
         #: sent and received (recording journals them instead of serialising the step again).
         self.last_exchange: tuple[bytes, bytes] | None = None
+
+    #: the mode used when neither ``mode=`` nor ``OPENENV_CLIENT_MODE`` gives one
+    _default_mode = "simulation"
+
+    @property
+    def _mode(self) -> str:
+        """The client mode (read-only, as in 0.10: assigning it raises ``AttributeError``)."""
+        return self._client_mode
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -251,6 +265,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             headers=self.headers,
             reconnect_attempts=self._reconnect_attempts,
             reconnect_timeout_s=self._reconnect_timeout,
+            mode=self._client_mode,
         )
 
     # -- factories (``await`` the handle, or ``.sync()``) ------------------------------------

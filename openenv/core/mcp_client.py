@@ -88,11 +88,19 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         mode: str | None = None,
         **client_options: Any,
     ) -> None:
-        if mode is not None and mode.lower() != "production":
-            raise ValueError(f"MCPToolClient only supports 'production' mode, got {mode!r}; use GenericEnvClient")
+        mode = "production" if mode is None else mode  # as 0.10: OPENENV_CLIENT_MODE is not read here
+        if str(mode).lower() != "production":
+            raise ValueError(
+                f"MCPToolClient only supports 'production' mode, got {mode!r}; use GenericEnvClient for simulation mode"
+            )
         if transport not in ("ws", "http"):
             raise ValueError(f"transport must be 'ws' or 'http', got {transport!r}")
-        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider, **client_options)
+        super().__init__(
+            base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider, mode=mode, **client_options
+        )
+        #: 0.10's flag: set it to ``False`` and ``list_tools``/``call_tool`` go through ``step``
+        #: (``ListToolsAction``/``CallToolAction``: the server counts them as steps), as on 0.10
+        self.use_production_mode = True
         self._http_url = _http_base(base_url)
         self._bare_ws_url = self._url
         self._transport = transport
@@ -192,6 +200,10 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
     # -- JSON-RPC --------------------------------------------------------------------------
 
+    def _production_mcp_url(self) -> str:
+        """The ``POST /mcp`` URL (an http(s) URL even when ``base_url`` is ws(s)), as 0.10 names it."""
+        return self._http_url + "/mcp"
+
     def _http_client(self) -> Any:
         if self._http is None:
             import httpx
@@ -204,7 +216,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
         try:
             response = await self._http_client().post(
-                self._http_url + "/mcp", content=dumps(request), headers={"content-type": "application/json"}
+                self._production_mcp_url(), content=dumps(request), headers={"content-type": "application/json"}
             )
         except httpx.HTTPError as exc:
             raise ConnectionLostError(f"Could not reach {self._http_url}/mcp: {exc}") from exc
@@ -257,6 +269,10 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
     async def _list_tools_async(self, use_cache: bool = True) -> list[Tool]:
         if use_cache and self._tools_cache is not None:
             return self._tools_cache
+        if not self.use_production_mode:  # 0.10: the tools come from step(ListToolsAction())
+            obs = (await self._step_async(ListToolsAction())).observation
+            self._tools_cache = list(obs.tools) if isinstance(obs, ListToolsObservation) else []
+            return self._tools_cache
         reply = await self._rpc_async("tools/list")
         if "error" in reply:
             raise ToolCallError(f"list_tools failed: {reply['error'].get('message')}", **_rpc_details(reply["error"]))
@@ -304,6 +320,21 @@ class GenericMCPObservation(Observation):
     model_config = {"extra": "allow"}
 
 
+def _step_value(name: str, obs: Any) -> Any:
+    """The value of a tool call made as a step (0.10's non-production path)."""
+    if isinstance(obs, CallToolObservation) and obs.error is not None:
+        raise ToolCallError(
+            f"Tool '{name}' failed: {obs.error.message} (type: {obs.error.error_type.value})",
+            tool_name=name, error_type=obs.error.error_type.value,
+        )
+    result = obs.result if isinstance(obs, CallToolObservation) else obs
+    if hasattr(result, "data"):
+        return result.data
+    if isinstance(result, dict) and "data" in result:
+        return result["data"]
+    return result
+
+
 def _session_error(reply: dict[str, Any]) -> dict[str, Any] | None:
     """The JSON-RPC error of ``reply`` when it says the session is unknown (``SESSION_ERROR``)."""
     error = reply.get("error")
@@ -330,6 +361,8 @@ class MCPToolClient(MCPClientBase):
         return self._dispatch(lambda: self._call_tool_async(name, arguments))
 
     async def _call_tool_async(self, name: str, arguments: dict[str, Any]) -> Any:
+        if not self.use_production_mode:  # 0.10: the call is a step(CallToolAction(...))
+            return _step_value(name, (await self._step_async(CallToolAction(tool_name=name, arguments=arguments))).observation)
         reply = await self._rpc_async("tools/call", {"name": name, "arguments": arguments})
         if "error" in reply:
             error = reply["error"] or {}

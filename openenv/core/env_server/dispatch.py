@@ -118,6 +118,10 @@ def _traits(cls: type) -> _Traits:
     )
 
 
+class UnexpectedObservation(EnvExecutionError):
+    """A step answered with another observation class than the caller needs (MCP-style tools)."""
+
+
 class Dispatcher:
     """Runs environment calls with deadlines, error translation and episode bookkeeping."""
 
@@ -156,8 +160,13 @@ class Dispatcher:
         timeout_s: float | None = None,
         require_reset: bool = True,
         kwargs: dict[str, Any] | None = None,
+        expect: type | None = None,
     ) -> dict[str, Any]:
-        """Validate and apply one action; ``kwargs`` (HTTP body keys, as 0.10) go to a step that accepts them."""
+        """Validate and apply one action; ``kwargs`` (HTTP body keys, as 0.10) go to a step that accepts them.
+
+        ``expect``: the observation class the step must return (MCP-style ``tools/list`` and
+        ``tools/call``), else :class:`UnexpectedObservation`.
+        """
         if require_reset and not session.reset_done and not self.codec.is_mcp_request(action_data):
             raise LifecycleError("Step before reset: call reset first to start an episode")
         action = self.codec.parse(action_data)
@@ -169,10 +178,12 @@ class Dispatcher:
         if kwargs:
             method = "step_async" if traits.async_step else "step"
             extra = {**self._filter(type(env), method, {k: v for k, v in kwargs.items() if k != "timeout_s"}), **extra}
-        if traits.async_step:
+        if traits.async_step or "step_async" in getattr(env, "__dict__", ()):  # 0.10 honours an instance's own
             obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline)
         else:
             obs = await self._run(session, None, lambda: env.step(action, **extra), deadline)
+        if expect is not None and not isinstance(obs, expect):
+            raise UnexpectedObservation(f"returned {type(obs).__name__}, expected {expect.__name__}")
         session.step_count += 1
         payload = observation_to_wire(obs, nest_metadata=self.nest_metadata)
         session.done = payload["done"]

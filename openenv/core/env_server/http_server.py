@@ -246,19 +246,20 @@ class HTTPEnvServer(PublishedServerAPI):
         sessions) joins the app's own.
         """
         from openenv.core.env_server import mcp_hook
+        from openenv.core.env_server._routing import add_routes
         from openenv.core.env_server.http_routes import build_http_router
         from openenv.core.env_server.task_routes import build_task_router
         from openenv.core.env_server.ws_route import build_ws_router
 
         self.mode = resolve_mode(mode)
-        app.include_router(build_http_router(self, simulation=self.mode is ServerMode.SIMULATION))
-        app.include_router(build_ws_router(self))
-        app.include_router(build_task_router(self))  # every mode, as 0.10
+        add_routes(app, build_http_router(self, simulation=self.mode is ServerMode.SIMULATION))
+        add_routes(app, build_ws_router(self))
+        add_routes(app, build_task_router(self))  # every mode, as 0.10
         if self.mode is ServerMode.PRODUCTION and self.instance is None:
             from openenv.core.env_server.harness_route import build_harness_router, factory_builds_harness_env
 
             if factory_builds_harness_env(self.sessions.factory):  # 0.10's /harness (RFC 005)
-                app.include_router(build_harness_router(self))
+                add_routes(app, build_harness_router(self))
         mcp_hook.install(app, self, self.mode)
         if getattr(app.state, "env_server", None) is None:
             app.state.env_server = self

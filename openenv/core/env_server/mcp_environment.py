@@ -40,9 +40,12 @@ from fastmcp import FastMCP
 from fastmcp.client.client import CallToolResult
 from fastmcp.exceptions import NotFoundError, ToolError
 from fastmcp.exceptions import ValidationError as FastMCPValidationError
+from mcp.types import TextContent
 from pydantic import ValidationError as PydanticValidationError
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_code_mode import CodeModeMixin
+from openenv.core.env_server.mcp_context_session import ContextSessions, needs_context
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -122,7 +125,7 @@ def _unwrap(result: Any, output_schema: dict[str, Any] | None) -> Any:
     return structured
 
 
-class MCPEnvironment(Environment):
+class MCPEnvironment(CodeModeMixin, Environment):
     """Base class of an environment that exposes the tools of a FastMCP server.
 
     Args:
@@ -131,6 +134,9 @@ class MCPEnvironment(Environment):
 
     Raises:
         ValueError: a tool uses a reserved name (``reset``, ``step``, ``state``, ``close``).
+
+    Code mode (``get_callables``, ``execute_code``) and mode-aware tools (``@self.tool(mode=...)``)
+    come from :class:`~openenv.core.env_server.mcp_code_mode.CodeModeMixin`.
     """
 
     def __init__(self, mcp_server: Any, transform: Any = None) -> None:
@@ -141,6 +147,8 @@ class MCPEnvironment(Environment):
         self.mcp_server: Any = mcp_server
         self._mcp_client: Any = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._context_tools: dict[str, bool] = {}
+        self._context_sessions = ContextSessions()
 
     # -- the tools -------------------------------------------------------------------------
 
@@ -166,8 +174,11 @@ class MCPEnvironment(Environment):
         for tool in tools:
             spec = tool.to_mcp_tool().model_dump(mode="json")
             self._output_schemas[tool.name] = spec.get("outputSchema")
-            out.append(spec)
-        return out
+            if tool.name not in self._context_tools:
+                self._context_tools[tool.name] = needs_context(tool)
+            if tool.name not in self._mode_tool_schemas:
+                out.append(spec)
+        return out + [dict(schema) for schema in self._visible_mode_schemas()]
 
     async def list_tools_async(self) -> list[Tool]:
         """The tools as :class:`Tool` models (``name``, ``description``, ``input_schema``)."""
@@ -202,7 +213,9 @@ class MCPEnvironment(Environment):
         server = self._require_server()
         if not isinstance(arguments, dict):
             raise McpToolFailure(ToolErrorType.INVALID_ARGS, "Tool arguments must be a JSON object")
-        task = asyncio.ensure_future(server.call_tool(name, arguments))
+        if name in self._mode_tools:
+            return await self._mode_tool_result(name, arguments, timeout_s)
+        task = asyncio.ensure_future(self._tool_call(server, name, arguments))
         try:
             # wait (not wait_for): a sync tool's worker thread cannot be cancelled, so an overrun
             # call is left to finish in the background and the caller answered at the deadline.
@@ -242,6 +255,41 @@ class MCPEnvironment(Environment):
             structured_content=result.structured_content,
             meta=result.meta,
             data=_unwrap(result, self._output_schemas.get(name)),
+            is_error=False,
+        )
+
+    async def _tool_call(self, server: Any, name: str, arguments: dict[str, Any]) -> Any:
+        """``server.call_tool``, or through a client session for a tool that takes a ``Context``."""
+        if name not in self._context_tools:
+            tool = await server.get_tool(name)
+            self._context_tools[name] = tool is not None and needs_context(tool)
+        if self._context_tools.get(name):
+            return await self._context_sessions.call(lambda: self.mcp_session(), name, arguments)
+        return await server.call_tool(name, arguments)
+
+    async def _mode_tool_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None) -> Any:
+        """Call a mode-aware tool directly, as 0.10 does: its value as text and ``{"result": value}``."""
+        try:
+            func = self._mode_tool(name)
+        except LookupError as exc:
+            raise McpToolFailure(ToolErrorType.TOOL_NOT_FOUND, str(exc)) from None
+        try:
+            value = await self._call_mode_tool(func, arguments, timeout_s)
+        except asyncio.TimeoutError:
+            raise McpToolFailure(
+                ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s:g} seconds", timeout_s=timeout_s
+            ) from None
+        except TypeError as exc:
+            raise McpToolFailure(ToolErrorType.INVALID_ARGS, f"Invalid arguments for tool {name!r}: {exc}") from None
+        except Exception as exc:
+            raise McpToolFailure(
+                ToolErrorType.EXECUTION_ERROR, f"Tool '{name}' raised {safe_error_text(exc)}", exception=type(exc).__name__
+            ) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=str(value))],
+            structured_content={"result": value},
+            meta=None,
+            data=value,
             is_error=False,
         )
 
@@ -309,6 +357,9 @@ class MCPEnvironment(Environment):
 
     def close(self) -> None:
         """Drop the server and client; subclasses that override ``close`` call ``super().close()``."""
+        sessions = getattr(self, "_context_sessions", None)
+        if sessions is not None:
+            sessions.close()
         self._mcp_client = None
         self.mcp_server = None
 

@@ -230,7 +230,7 @@ class McpRpc:
             return {"tools": await env.mcp_tools()}
         if not self._step_mcp:
             raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, NOT_MCP)
-        obs = await self._step(env, session, {"type": "list_tools"})
+        obs = await self._step(env, session, {"type": "list_tools"}, "tools/list")
         tools = obs.get("observation", {}).get("tools")
         if not isinstance(tools, list):
             raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, "MCP-style tools/list step returned no tools")
@@ -255,14 +255,21 @@ class McpRpc:
                         session.touch()
         if not self._step_mcp:
             raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, NOT_MCP)
-        obs = await self._step(env, session, {"type": "call_tool", "tool_name": name, "arguments": arguments})
+        obs = await self._step(env, session, {"type": "call_tool", "tool_name": name, "arguments": arguments}, "tools/call")
         return obs.get("observation", obs)
 
-    async def _step(self, env: Any, session: Session | None, action: dict[str, Any]) -> dict[str, Any]:
+    async def _step(self, env: Any, session: Session | None, action: dict[str, Any], method: str) -> dict[str, Any]:
+        """An MCP-style environment's step; its observation must be the MCP one (as 0.10 checks)."""
+        from openenv.core.env_server.dispatch import UnexpectedObservation
+        from openenv.core.env_server.mcp_types import CallToolObservation, ListToolsObservation
         from openenv.core.env_server.sessions import Session as _Session
 
         target = session or _Session(id="mcp-ephemeral", kind="mcp", env=env, owned=False)
-        return await self.server.dispatcher.step(target, action, require_reset=False)
+        expect = ListToolsObservation if method == "tools/list" else CallToolObservation
+        try:
+            return await self.server.dispatcher.step(target, action, require_reset=False, expect=expect)
+        except UnexpectedObservation as exc:
+            raise RpcError(JsonRpcErrorCode.INTERNAL_ERROR, f"MCP-style {method} step {exc.message}") from None
 
 
 def _as_mcp_tool(tool: Any) -> Any:
@@ -384,7 +391,9 @@ def _document_mcp(app: Any) -> None:
 
 def install(app: Any, server: HTTPEnvServer, mode: Any = None) -> None:
     """The ``mcp_hook`` entry point: add ``POST /mcp`` (in every mode) and the WS ``mcp`` handler."""
-    app.include_router(build_mcp_router(server))
+    from openenv.core.env_server._routing import add_routes
+
+    add_routes(app, build_mcp_router(server))
     _document_mcp(app)
     try:
         app.add_middleware(McpFastPath, post=server.mcp_post)

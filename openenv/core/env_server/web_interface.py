@@ -122,14 +122,18 @@ def mount_web(
     show_default_tab: bool = True,
     title: str | None = None,
 ) -> None:
-    """Mount our ``/web`` page (when ``webui`` is installed) and a ``gradio_builder``'s UI."""
+    """Mount 0.10's JSON web API, our ``/web`` page (when ``webui`` is installed) and a ``gradio_builder``'s UI."""
+    from openenv.core.env_server._routing import add_routes
+    from openenv.core.env_server.web_api import build_web_api_router
+
+    add_routes(app, build_web_api_router(server))
     try:
         from webui.env_page import build_env_page_router
     except ModuleNotFoundError as exc:  # the web UI package is not installed alongside
         if exc.name not in ("webui", "webui.env_page"):
             raise
     else:
-        app.include_router(build_env_page_router(server))
+        add_routes(app, build_env_page_router(server))
         server.web_mounted = True
     if gradio_builder is not None:
         _mount_gradio(app, server, gradio_builder, title=title or server.env_name or "OpenEnv environment")

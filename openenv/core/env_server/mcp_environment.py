@@ -43,6 +43,7 @@ from fastmcp.exceptions import ValidationError as FastMCPValidationError
 from pydantic import ValidationError as PydanticValidationError
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_direct import call_tool as direct_call_tool
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -202,7 +203,7 @@ class MCPEnvironment(Environment):
         server = self._require_server()
         if not isinstance(arguments, dict):
             raise McpToolFailure(ToolErrorType.INVALID_ARGS, "Tool arguments must be a JSON object")
-        task = asyncio.ensure_future(server.call_tool(name, arguments))
+        task = asyncio.ensure_future(direct_call_tool(server, name, arguments))
         try:
             # wait (not wait_for): a sync tool's worker thread cannot be cancelled, so an overrun
             # call is left to finish in the background and the caller answered at the deadline.

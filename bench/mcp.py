@@ -1,12 +1,15 @@
-"""MCP benchmark: ours vs the published openenv 0.10 serving the same FastMCP tool env.
+"""MCP benchmark: ours vs the published openenv 0.10 serving the same FastMCP tool env, each as a
+ratio to the floor measured in the same run.
 
 Each server runs the module ``tests/peers010/mcp_tools_env.py`` in its own process; this process
 drives ``tools/call echo_message`` round trips over ``POST /mcp`` (one keep-alive HTTP client,
-a session id) and over the WebSocket (``{"type": "mcp"}`` frames on ``/ws``), then prints calls/s
-and the ratio ours/published. Also: start-to-healthy of the MCP env on each side, and a plain
-(non-MCP) echo env's start time and idle memory on ours with the ``mcp`` extra installed, and
-the floor: the same client against a bare ASGI app with a fixed reply (``bench/peers/bare_mcp_asgi.py``),
-what no server can beat with this client here.
+a session id) and over the WebSocket (``{"type": "mcp"}`` frames on ``/ws``). The floor is the
+same client against a bare ASGI app under the same uvicorn with a fixed reply on both transports
+(``bench/peers/bare_mcp_asgi.py``): what no server can beat with this client here. "full" is ours
+with the direct ``tools/call`` path switched off (FastMCP's own ``call_tool``), so the effect of
+``mcp_direct`` is read within one run. Also: stateless calls, start-to-healthy and idle memory of
+the MCP env on each side, and a plain (non-MCP) echo env's start and memory on ours.
+See bench/README.md for where the time goes.
 
 Usage: .venv/bin/python bench/mcp.py [--seconds 3] [--runs 3]
 """
@@ -138,6 +141,37 @@ async def ws_calls(url: str, seconds: float) -> float:
         return n / (time.perf_counter() - began)
 
 
+FULL_PATH = (
+    "import runpy, sys\n"
+    "from openenv.core.env_server import mcp_direct\n"
+    "mcp_direct._ENABLED = False\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def serve_full_path() -> tuple[subprocess.Popen, str, float]:
+    """Ours with the direct ``tools/call`` path switched off (FastMCP's full ``call_tool``)."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    began = time.perf_counter()
+    cmd = [sys.executable, "-c", FULL_PATH, str(SERVE), str(MODULE), "app", str(port)]
+    proc = subprocess.Popen(cmd, cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    return proc, url, _healthy(proc, url, began)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _measure(row: dict[str, list[float]], url: str, seconds: float, *, stateless: bool) -> None:
+    row.setdefault("http_calls_s", []).append(http_calls(url, seconds))
+    row.setdefault("ws_calls_s", []).append(asyncio.run(ws_calls(url, seconds)))
+    if stateless:
+        row.setdefault("http_stateless_s", []).append(http_calls(url, seconds, session=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -146,24 +180,27 @@ def main() -> None:
     peer = str(PEER_VENV / "bin" / "python")
     if not Path(peer).exists():
         sys.exit(f"the published 0.10 peer venv is missing: {PEER_VENV} (scripts/peer-openenv-010)")
-    results: dict[str, dict[str, list[float]]] = {"ours": {}, "published": {}}
+    load_before = _load()
+    results: dict[str, dict[str, list[float]]] = {}
     for _ in range(args.runs):
+        proc, url = serve_bare_floor()
+        try:
+            _measure(results.setdefault("floor", {}), url, args.seconds, stateless=False)
+        finally:
+            stop(proc)
         for side, python in (("ours", sys.executable), ("published", peer)):
             proc, url, started = serve_module(python, ours=side == "ours")
             try:
                 time.sleep(0.3)
-                idle = rss_mib(proc.pid)
-                row = results[side]
+                row = results.setdefault(side, {})
                 row.setdefault("start_s", []).append(started)
-                row.setdefault("idle_mib", []).append(idle)
-                row.setdefault("http_calls_s", []).append(http_calls(url, args.seconds))
-                row.setdefault("ws_calls_s", []).append(asyncio.run(ws_calls(url, args.seconds)))
-                row.setdefault("http_stateless_s", []).append(http_calls(url, args.seconds, session=False))
+                row.setdefault("idle_mib", []).append(rss_mib(proc.pid))
+                _measure(row, url, args.seconds, stateless=True)
             finally:
                 stop(proc)
-        proc, url = serve_bare_floor()
+        proc, url, _ = serve_full_path()
         try:
-            results.setdefault("floor", {}).setdefault("http_calls_s", []).append(http_calls(url, args.seconds))
+            _measure(results.setdefault("full_path", {}), url, args.seconds, stateless=False)
         finally:
             stop(proc)
         proc, url, started = serve_plain_echo()
@@ -173,24 +210,37 @@ def main() -> None:
             results["plain_echo_ours"].setdefault("idle_mib", []).append(rss_mib(proc.pid))
         finally:
             stop(proc)
+    report(results, args, load_before)
+
+
+def _ratio(results: dict, a: str, b: str, key: str) -> float:
+    """Median over runs of ``a/b``, each run's pair measured minutes apart at most."""
+    return statistics.median(x / y for x, y in zip(results[a][key], results[b][key], strict=True))
+
+
+def report(results: dict, args: argparse.Namespace, load_before: str) -> None:
     med = {side: {k: statistics.median(v) for k, v in row.items()} for side, row in results.items()}
-    print(f"MCP tools/call, same FastMCP tool (echo_message), median of {args.runs} run(s) x {args.seconds:g} s")
+    print(f"MCP tools/call, same FastMCP tool (echo_message), median of {args.runs} run(s) x {args.seconds:g} s;"
+          f" load avg before {load_before}, after {_load()}")
+    print(f"{'calls/s':24}{'floor':>8}{'ours':>8}{'full':>8}{'0.10':>8}{'ours/floor':>12}{'0.10/floor':>12}"
+          f"{'ours/0.10':>11}{'full/floor':>12}")
+    for key, label in (("http_calls_s", "POST /mcp (session)"), ("ws_calls_s", "WS /ws mcp frames")):
+        f, o, g, p = (med[s][key] for s in ("floor", "ours", "full_path", "published"))
+        print(f"{label:24}{f:8.0f}{o:8.0f}{g:8.0f}{p:8.0f}"
+              f"{_ratio(results, 'ours', 'floor', key):11.2f}x{_ratio(results, 'published', 'floor', key):11.2f}x"
+              f"{_ratio(results, 'ours', 'published', key):10.2f}x{_ratio(results, 'full_path', 'floor', key):11.2f}x")
+        print(f"{'':24}per call above the floor: ours {1e3 / o - 1e3 / f:.2f} ms, full path {1e3 / g - 1e3 / f:.2f} ms,"
+              f" 0.10 {1e3 / p - 1e3 / f:.2f} ms")
+    print("(full: ours with the direct tools/call path off, FastMCP's own call_tool; 0.10: the published package)")
     print(f"{'':26}{'ours':>12}{'published':>12}{'ratio':>10}")
     for key, label, better in [
-        ("http_calls_s", "POST /mcp, session calls/s", "higher"),
         ("http_stateless_s", "POST /mcp, stateless /s", "higher"),
-        ("ws_calls_s", "WS mcp frames calls/s", "higher"),
         ("start_s", "MCP env start->healthy s", "lower"),
         ("idle_mib", "MCP env idle RSS MiB", "lower"),
     ]:
         ours, theirs = med["ours"][key], med["published"][key]
         ratio = ours / theirs if better == "higher" else theirs / ours
         print(f"{label:26}{ours:12.2f}{theirs:12.2f}{ratio:9.2f}x")
-    floor = med["floor"]["http_calls_s"]
-    print(f"floor: bare ASGI app, same client, POST /mcp {floor:.0f}/s (ours {med['ours']['http_calls_s'] / floor:.0%}"
-          f" of it, published {med['published']['http_calls_s'] / floor:.0%}); per call above the floor:"
-          f" ours {1e3 / med['ours']['http_calls_s'] - 1e3 / floor:.2f} ms,"
-          f" published {1e3 / med['published']['http_calls_s'] - 1e3 / floor:.2f} ms")
     plain = med["plain_echo_ours"]
     print(f"plain echo env (ours, mcp extra installed): start->healthy {plain['start_s']:.2f} s, idle {plain['idle_mib']:.0f} MiB")
 

@@ -400,3 +400,31 @@ def test_over_http_and_websocket_byte_for_byte(monkeypatch):
         return posted, framed
 
     assert run(True) == run(False)
+
+
+def test_hooks_and_wrappers_patched_in_later_take_the_full_path(monkeypatch):
+    seen: list[str] = []
+
+    async def watch(context, call_next):
+        seen.append("hook")
+        return await call_next(context)
+
+    def patch_middleware(env: Any) -> None:
+        env.mcp_server.middleware[0].on_call_tool = watch  # on the instance, not the class
+
+    def wrap_call_tool(env: Any) -> None:
+        server = env.mcp_server
+        original = server.call_tool
+
+        async def traced(*args: Any, **kwargs: Any) -> Any:
+            seen.append("wrapper")
+            return await original(*args, **kwargs)
+
+        server.call_tool = traced
+
+    steps = [call("text", {"message": "a"}), patch_middleware, call("text", {"message": "b"})]
+    taken = _same_both_ways(monkeypatch, plain_server, steps)
+    assert taken == [("text", True), ("text", False)] and seen == ["hook", "hook"]
+    seen.clear()
+    taken = _same_both_ways(monkeypatch, plain_server, [wrap_call_tool, call("text", {"message": "c"})])
+    assert taken == [("text", False)] and seen == ["wrapper"] * 4  # the full path calls call_tool twice

@@ -6,7 +6,8 @@ group, applies transforms, session visibility and per-tool auth; then it runs ``
 maps its exceptions. :func:`call_tool` skips the outer layers when the server is provably plain:
 
 * the server is a ``FastMCP`` (not a subclass or proxy) of a fastmcp version whose ``call_tool``
-  this module was checked against (:data:`VERIFIED_FASTMCP`);
+  this module was checked against (:data:`VERIFIED_FASTMCP`), with ``call_tool`` and its lookup
+  not wrapped (on the class or the instance) by instrumentation;
 * every middleware leaves ``tools/call`` alone (none overrides ``__call__``, ``on_message``,
   ``on_request`` or ``on_call_tool``, and none injects tools), as the default
   ``DereferenceRefsMiddleware`` does;
@@ -30,6 +31,7 @@ import fastmcp
 import httpx
 from fastmcp import FastMCP
 from fastmcp.exceptions import FastMCPError, ToolError, ValidationError
+from fastmcp.server import server as fastmcp_server
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import Middleware
 from fastmcp.server.middleware.tool_injection import ToolInjectionMiddleware
@@ -49,33 +51,48 @@ __all__ = ["VERIFIED_FASTMCP", "call_tool", "direct_tool", "enabled"]
 VERIFIED_FASTMCP = ("3.4.",)
 """fastmcp versions whose ``FastMCP.call_tool`` the direct path mirrors; others use the full path."""
 
-_HOOKS = ("__call__", "_dispatch_handler", "on_message", "on_request", "on_call_tool")
+_HOOKS = frozenset({"__call__", "_dispatch_handler", "on_message", "on_request", "on_call_tool"})
+_FULL_PATH = frozenset({"call_tool", "get_tool", "_get_tool", "_run_middleware"})
+_ORIGINALS = {name: getattr(FastMCP, name) for name in _FULL_PATH}
 
 
 def enabled() -> bool:
-    """True when the installed fastmcp is one the direct path was checked against."""
-    return fastmcp.__version__.startswith(VERIFIED_FASTMCP)
+    """True when the installed fastmcp is one the direct path was checked against, unpatched."""
+    source = fastmcp_server.__file__
+    own = all(getattr(fn, "__code__", None) is not None and fn.__code__.co_filename == source for fn in _ORIGINALS.values())
+    return own and fastmcp.__version__.startswith(VERIFIED_FASTMCP)
 
 
 _ENABLED = enabled()
 
 
 def _passes_through(middleware: Any) -> bool:
-    """True when ``middleware`` hands a ``tools/call`` on unchanged (the base class's hooks only)."""
+    """True when ``middleware`` hands a ``tools/call`` on unchanged: the base class's hooks only
+    (checked on every call, so a hook patched in later counts, on the class or the instance)."""
     cls = type(middleware)
     if not isinstance(middleware, Middleware) or isinstance(middleware, ToolInjectionMiddleware):
+        return False
+    if not _HOOKS.isdisjoint(getattr(middleware, "__dict__", ())):
         return False
     return all(getattr(cls, hook) is getattr(Middleware, hook) for hook in _HOOKS)
 
 
+def _unpatched(server: Any) -> bool:
+    """True when ``call_tool`` and the lookup it makes are fastmcp's own (not wrapped since import)."""
+    if not _FULL_PATH.isdisjoint(server.__dict__):
+        return False
+    return all(getattr(FastMCP, name) is fn for name, fn in _ORIGINALS.items())
+
+
 def direct_tool(server: Any, name: str) -> Any:
     """The tool ``name`` when a call to it may skip ``call_tool``'s outer layers, else ``None``."""
-    if not _ENABLED or type(server) is not FastMCP:
+    if not _ENABLED or type(server) is not FastMCP or not _unpatched(server):
         return None
     local = server._local_provider
-    if type(local) is not LocalProvider or server.providers != [local] or server._transforms or local._transforms:
+    providers = server.providers
+    if type(local) is not LocalProvider or len(providers) != 1 or providers[0] is not local:
         return None
-    if not all(_passes_through(m) for m in server.middleware):
+    if server._transforms or local._transforms or not all(_passes_through(m) for m in server.middleware):
         return None
     if _hashed_lookup.get() is not None or request_ctx.get(None) is not None:
         return None

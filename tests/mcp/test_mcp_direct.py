@@ -135,6 +135,10 @@ def plain_server(**options: Any) -> FastMCP:
     async def timed(message: str) -> str:
         return message
 
+    @mcp.tool(run_in_thread=False)
+    def inline(message: str) -> str:
+        return message * 2
+
     return mcp
 
 
@@ -151,7 +155,7 @@ GOOD = [
     call("items", {"k": 2}), call("nothing"), call("nothing", {}), call("number", {"a": 1}),
     call("number", {"a": 1, "b": 2.5}), call("nested", {"item": {"name": "n"}, "tags": ["x"]}), call("block"),
     call("full_result"), call("with_ctx", {"message": "c"}), call("ctx_request_id"), call("actx", {"message": "s"}), call("reads_context"),
-    call("timed", {"message": "t"}), call("number", {"a": "2"}),  # lax coercion, as FastMCP does
+    call("timed", {"message": "t"}), call("inline", {"message": "i"}), call("number", {"a": "2"}),  # lax coercion, as FastMCP does
 ]
 FAILING = [
     call("fail", {"reason": "x"}), call("afail", {"reason": "y"}), call("tool_error", {"reason": "z"}),

@@ -432,3 +432,17 @@ def test_hooks_and_wrappers_patched_in_later_take_the_full_path(monkeypatch):
     seen.clear()
     taken = _same_both_ways(monkeypatch, plain_server, [wrap_call_tool, call("text", {"message": "c"})])
     assert taken == [("text", False)] and seen == ["wrapper"] * 4  # the full path calls call_tool twice
+
+
+def test_step_observations_are_the_full_paths(monkeypatch):
+    monkeypatch.setattr(DirectEnv, "BUILD", staticmethod(plain_server))
+    requests = [r for r in GOOD + FAILING + BAD_ARGUMENTS + UNKNOWN if isinstance(r["params"].get("arguments", {}), dict)]
+
+    def observations(direct: bool) -> list[bytes]:
+        monkeypatch.setattr(mcp_direct, "_ENABLED", direct)
+        env = DirectEnv()
+        actions = [CallToolAction(tool_name=r["params"]["name"], arguments=r["params"].get("arguments") or {}) for r in requests]
+        return [dumps(env.step(action)) for action in actions]
+
+    direct, full = observations(True), observations(False)
+    assert direct == full and any(b'"data":"hi"' in obs for obs in direct)

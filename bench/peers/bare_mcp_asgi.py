@@ -1,5 +1,10 @@
-"""The floor of ``POST /mcp``: a bare ASGI app under uvicorn answering every request with a fixed
-JSON-RPC reply (a session id, or an ``echo_message`` result), no framework and no tool.
+"""The floor of MCP ``tools/call``: a bare ASGI app under uvicorn (the server stack ours runs on,
+same options as ``tests/peers010/serve_file.py``) answering every request with a fixed reply, no
+framework, no JSON parsing and no tool.
+
+``POST`` (any path): a session id, or an ``echo_message`` JSON-RPC result. WebSocket (any path):
+each text frame is answered with that result in the ``{"type": "mcp", "data": ...}`` frame the
+``/ws`` client reads.
 
 Usage: python bare_mcp_asgi.py PORT
 """
@@ -10,12 +15,28 @@ import sys
 import uvicorn
 
 SESSION = json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"session_id": "bare"}}).encode()
-RESULT = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}],
-                                                          "structured_content": {"result": "hi"}, "data": "hi",
-                                                          "is_error": False}}).encode()
+_RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}],
+                                                 "structured_content": {"result": "hi"}, "data": "hi",
+                                                 "is_error": False}}
+RESULT = json.dumps(_RESULT).encode()
+FRAME = json.dumps({"type": "mcp", "data": _RESULT})
+
+
+async def websocket(receive, send):
+    while True:
+        message = await receive()
+        if message["type"] == "websocket.connect":
+            await send({"type": "websocket.accept"})
+        elif message["type"] == "websocket.receive":
+            await send({"type": "websocket.send", "text": FRAME})
+        else:
+            return
 
 
 async def app(scope, receive, send):
+    if scope["type"] == "websocket":
+        await websocket(receive, send)
+        return
     if scope["type"] != "http":
         return
     body = b""
@@ -31,4 +52,5 @@ async def app(scope, receive, send):
 
 
 if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False,
+                ws_per_message_deflate=False)

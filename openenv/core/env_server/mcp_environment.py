@@ -46,6 +46,7 @@ from pydantic import ValidationError as PydanticValidationError
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.mcp_code_mode import CodeModeMixin
 from openenv.core.env_server.mcp_context_session import ContextSessions, needs_context
+from openenv.core.env_server.mcp_direct import call_tool as direct_call_tool
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -259,13 +260,14 @@ class MCPEnvironment(CodeModeMixin, Environment):
         )
 
     async def _tool_call(self, server: Any, name: str, arguments: dict[str, Any]) -> Any:
-        """``server.call_tool``, or through a client session for a tool that takes a ``Context``."""
+        """The call (``mcp_direct``: FastMCP's own ``call_tool`` unless provably plain), or through a
+        client session for a tool that takes a ``Context`` (its state persists per session, as on 0.10)."""
         if name not in self._context_tools:
             tool = await server.get_tool(name)
             self._context_tools[name] = tool is not None and needs_context(tool)
         if self._context_tools.get(name):
             return await self._context_sessions.call(lambda: self.mcp_session(), name, arguments)
-        return await server.call_tool(name, arguments)
+        return await direct_call_tool(server, name, arguments)
 
     async def _mode_tool_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None) -> Any:
         """Call a mode-aware tool directly, as 0.10 does: its value as text and ``{"result": value}``."""

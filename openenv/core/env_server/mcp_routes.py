@@ -168,7 +168,10 @@ class McpRpc:
         if method == McpMethod.SESSION_CLOSE:
             return await self._close_session(params, own)
         if method == McpMethod.TOOLS_LIST:
-            async with self._env_for(params, own) as (env, session):
+            session = self._target(params, own)
+            if session is not None:
+                return await self._list_tools(session.env, session)
+            async with self._ephemeral() as (env, session):
                 return await self._list_tools(env, session)
         if method == McpMethod.TOOLS_CALL:
             name = params.get("name")
@@ -183,7 +186,10 @@ class McpRpc:
                     "Invalid params: 'arguments' must be an object",
                     {"error_type": "invalid_args", "errors": [{"loc": ["arguments"], "msg": "Input should be an object"}]},
                 )
-            async with self._env_for(params, own) as (env, session):
+            session = self._target(params, own)
+            if session is not None:
+                return await self._call_tool(session.env, session, name, arguments)
+            async with self._ephemeral() as (env, session):
                 return await self._call_tool(env, session, name, arguments)
         raise RpcError(JsonRpcErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
 
@@ -208,18 +214,19 @@ class McpRpc:
                 JsonRpcErrorCode.INVALID_PARAMS, f"Unknown session_id: {session_id}", {"code": "SESSION_ERROR"}
             ) from None
 
-    @contextlib.asynccontextmanager
-    async def _env_for(self, params: dict[str, Any], own: Session | None) -> AsyncIterator[tuple[Any, Session | None]]:
+    def _target(self, params: dict[str, Any], own: Session | None) -> Session | None:
+        """The caller's own session, or the one named by ``session_id``; ``None``: a throwaway one."""
         if own is not None:
-            yield own.env, own
-            return
+            return own
         requested = params.get("session_id")
-        if requested is not None:
-            if not isinstance(requested, str) or not requested:
-                raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Invalid params: 'session_id' must be a string")
-            session = self._session(requested)
-            yield session.env, session
-            return
+        if requested is None:
+            return None
+        if not isinstance(requested, str) or not requested:
+            raise RpcError(JsonRpcErrorCode.INVALID_PARAMS, "Invalid params: 'session_id' must be a string")
+        return self._session(requested)
+
+    @contextlib.asynccontextmanager
+    async def _ephemeral(self) -> AsyncIterator[tuple[Any, Session | None]]:
         async with self.server.ephemeral_session() as session:
             yield session.env, (session if session.id == "instance" else None)
 

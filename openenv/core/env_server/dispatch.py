@@ -187,7 +187,8 @@ class Dispatcher:
         session.step_count += 1
         payload = observation_to_wire(obs, nest_metadata=self.nest_metadata)
         session.done = payload["done"]
-        self._sync_default_state(session)
+        if not traits.own_state:
+            self._sync_default_state(session)
         return payload
 
     async def state(self, session: Session) -> dict[str, Any]:
@@ -303,7 +304,8 @@ class Dispatcher:
         """Run one env call under the session lock and a deadline, translating failures."""
         timeout_s = self._deadline(timeout_s)
         async with session.lock:
-            await self._drain_pending(session, timeout_s)
+            if session.pending is not None:
+                await self._drain_pending(session, timeout_s)
             session.busy = True
             try:
                 if make_coro is not None:

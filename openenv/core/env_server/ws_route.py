@@ -134,7 +134,11 @@ class _Connection:
             kind = frame.get("type")
             if kind == "close":
                 return False
-            session = await self._session()
+            session = self.session
+            if session is None:
+                session = await self._session()
+            else:
+                session.touch()
             if kind == "step":
                 timeout_s = parse_timeout(frame.get("timeout_s"))
                 alive, payload = await self.run_watching_peer(

@@ -11,6 +11,7 @@ exactly; the final answer travels in the observation.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -30,6 +31,22 @@ __all__ = ["REPLEnvironment"]
 
 DEFAULT_MAX_ITERATIONS = 30
 DEADLINE_MARGIN_S = 0.5
+
+
+@dataclass
+class _Episode:
+    """The episode's bookkeeping as plain fields (``REPLState`` validates every assignment; a cell
+    changes four of them), read into a :class:`REPLState` on demand."""
+
+    episode_id: str
+    context: str | None
+    task_prompt: str | None
+    max_iterations: int
+    namespace_keys: list[str]
+    step_count: int = 0
+    iteration: int = 0
+    final_answer: str | None = None
+    total_execution_time: float = 0.0
 
 
 class REPLEnvironment(Environment):
@@ -56,7 +73,7 @@ class REPLEnvironment(Environment):
         self.default_context, self.default_task_prompt = context, task_prompt
         self._llm = LLMClient(self.llm_config) if self.llm_config else None
         self._sandbox: Sandbox | None = None
-        self._state: REPLState | None = None
+        self._state: _Episode | None = None
         self._expected: str | None = None
         self._done = False
 
@@ -100,7 +117,9 @@ class REPLEnvironment(Environment):
     @property
     def state(self) -> REPLState:
         """The episode's state (an empty state before the first reset)."""
-        return self._state or REPLState(max_iterations=self.default_max_iterations)
+        if self._state is None:
+            return REPLState(max_iterations=self.default_max_iterations)
+        return REPLState(**asdict(self._state))
 
     def close(self) -> None:
         """Kill the worker and everything it started."""
@@ -142,10 +161,11 @@ class REPLEnvironment(Environment):
         variables = await self._sandbox.start(context=context, task_prompt=task_prompt, seed=seed)
         self._expected = None if expected_answer is None else str(expected_answer)
         self._done = False
-        self._state = REPLState(
+        checked = REPLState(  # validated once here; a cell then updates plain fields
             episode_id=episode_id or self.new_episode_id(), step_count=0, context=context,
             task_prompt=task_prompt, iteration=0, max_iterations=limit, namespace_keys=variables,
         )
+        self._state = _Episode(**checked.model_dump())
         lines = ["REPL environment initialized."]
         if context:
             lines.append(f"Context loaded ({len(context)} chars). Use the 'context' variable to access it.")

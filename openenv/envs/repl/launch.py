@@ -25,6 +25,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, is_root, kill_group, kill_uid
@@ -55,6 +57,15 @@ def install_worker(root: str) -> str:
     return lib
 
 
+def command_line(msg: dict) -> bytes:
+    """One protocol line: orjson (the cell path's encoder), the stdlib for what it refuses (ints
+    beyond 64 bits, say a huge seed)."""
+    try:
+        return orjson.dumps(msg) + b"\n"
+    except TypeError:
+        return (json.dumps(msg) + "\n").encode()
+
+
 @dataclass
 class WorkerProcess:
     """One running worker: its process, greeting, in-flight requests and reader task."""
@@ -74,7 +85,7 @@ class WorkerProcess:
     async def send(self, msg: dict) -> None:
         """Write one command line to the worker."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.write(command_line(msg))
         await self.proc.stdin.drain()
 
     def interrupt(self) -> None:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+import orjson
 
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
@@ -172,7 +173,7 @@ class Sandbox:
                 line = await worker.proc.stdout.readline()
                 if not line:
                     break
-                msg = json.loads(line)
+                msg = orjson.loads(line)  # strict: NaN or garbage from the worker ends it (ValueError)
                 if not isinstance(msg, dict):
                     break
                 if msg.get("op") == "result":

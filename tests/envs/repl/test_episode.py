@@ -89,6 +89,23 @@ def test_reset_surface_and_state(make_env) -> None:
     assert state.total_execution_time > 0 and "context" in state.namespace_keys
 
 
+def test_a_seed_beyond_64_bits_reaches_the_worker(make_env) -> None:
+    big = 10**30  # orjson refuses it; the command line falls back to the stdlib encoder
+    draws = [run(make_env(reset={"seed": big}), "import random\nrandom.random()").result.stdout for _ in range(2)]
+    assert draws[0] == draws[1] != run(make_env(reset={"seed": 3}), "import random\nrandom.random()").result.stdout
+
+
+def test_state_follows_the_cells_and_is_a_fresh_model_each_read(make_env) -> None:
+    env = make_env(reset={"max_iterations": 5})
+    run(env, "a = 1")
+    first = env.state
+    run(env, "b = 2")
+    second = env.state
+    assert (first.iteration, second.iteration) == (1, 2) and second.step_count == 2
+    assert {"a", "b"} <= set(second.namespace_keys) and "b" not in first.namespace_keys
+    assert second.max_iterations == 5 and type(second).__name__ == "REPLState"
+
+
 def test_helpers_survive_a_worker_restart(make_env) -> None:
     env = make_env(reset={"context": "ctx"})
     assert run(env, "import os\nos._exit(1)").namespace_lost

@@ -1,8 +1,7 @@
 """ASGI app for the REPL environment: ``openenv serve repl`` or ``uvicorn openenv.envs.repl.app:app``.
 
 Each session gets its own :class:`REPLEnvironment` (and worker process); limits and the
-``llm_query`` endpoint come from ``OPENENV_REPL_*`` variables, read once here; while it
-serves, workers' pipes run on the server's own event loop (``lifespan.py``). Importing
+``llm_query`` endpoint come from ``OPENENV_REPL_*`` variables, read once here. Importing
 this module checks the isolation workers will get and exits with a message when the server
 is not root and the kernel refuses user namespaces (unless
 ``OPENENV_REPL_ALLOW_WEAK_ISOLATION=1``); see docs/repl-security.md.
@@ -16,7 +15,6 @@ from openenv.core.env_server.http_server import create_app
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.environment import REPLEnvironment
 from openenv.envs.repl.isolation import IsolationUnavailable, require_isolation
-from openenv.envs.repl.lifespan import run_sandboxes_on_server_loop
 from openenv.envs.repl.llm import LLMConfig
 from openenv.envs.repl.models import REPLAction, REPLObservation
 
@@ -35,4 +33,3 @@ def make_env() -> REPLEnvironment:
 
 
 app = create_app(make_env, REPLAction, REPLObservation, env_name="repl")
-run_sandboxes_on_server_loop(app)  # cells skip two thread hand-offs (lifespan.py)

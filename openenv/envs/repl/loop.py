@@ -1,11 +1,9 @@
-"""One event loop that owns every worker's pipes, whoever calls.
+"""One background event loop that owns every worker's pipes, whoever calls.
 
 Environments are driven from the server's loop (``*_async``), from worker
-threads (sync methods) or from plain scripts. Worker I/O always happens on the
-sandbox loop, so a worker never belongs to the wrong loop and no caller's loop
-ever blocks on a worker. By default that is a background loop in a daemon
-thread; a server may lend its own loop instead (:func:`adopt_running_loop`,
-done by the REPL app's lifespan), which saves two thread wake-ups per cell.
+threads (sync methods) or from plain scripts. Worker I/O always happens here,
+so a worker never belongs to the wrong loop and no caller's loop ever blocks
+on a worker.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
-_owned: asyncio.AbstractEventLoop | None = None  # the background loop we started (not a lent one)
 
 
 def _run(loop: asyncio.AbstractEventLoop) -> None:
@@ -31,37 +28,13 @@ def _run(loop: asyncio.AbstractEventLoop) -> None:
 
 def sandbox_loop() -> asyncio.AbstractEventLoop:
     """The shared sandbox loop, started on first use in a daemon thread."""
-    global _loop, _owned
+    global _loop
     with _lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
             threading.Thread(target=_run, args=(loop,), name="openenv-repl-sandboxes", daemon=True).start()
-            _loop = _owned = loop
+            _loop = loop
         return _loop
-
-
-def adopt_running_loop(*, background_unused: bool = False) -> bool:
-    """Make the running loop the sandbox loop; True if adopted.
-
-    Refused while another loop serves workers: a lent loop, or the background loop unless
-    ``background_unused`` says no worker belongs to it (it then idles on, finishing its
-    clean-ups). The adopter must call :func:`release_adopted_loop` before its loop stops;
-    until then sync callers in other threads reach the workers through it.
-    """
-    global _loop
-    with _lock:
-        if _loop is not None and not _loop.is_closed() and not (_loop is _owned and background_unused):
-            return False
-        _loop = asyncio.get_running_loop()
-        return True
-
-
-def release_adopted_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Stop lending ``loop``: the next caller starts a background loop of its own."""
-    global _loop
-    with _lock:
-        if _loop is loop:
-            _loop = None
 
 
 def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
@@ -92,5 +65,5 @@ async def call_async(coro: Coroutine[Any, Any, T]) -> T:
 
 @atexit.register
 def _stop() -> None:
-    if _owned is not None and not _owned.is_closed():
-        _owned.call_soon_threadsafe(_owned.stop)
+    if _loop is not None and not _loop.is_closed():
+        _loop.call_soon_threadsafe(_loop.stop)

@@ -23,7 +23,7 @@ from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, kil
 from openenv.envs.repl.isolation import require_isolation
 from openenv.envs.repl.launch import WorkerProcess, install_worker, kill, spawn
 
-__all__ = ["POOL", "Warm", "WarmPool", "background_tasks", "discard", "dirs", "release_later", "retire", "start_cold"]
+__all__ = ["POOL", "Warm", "WarmPool", "discard", "dirs", "release_later", "retire", "start_cold"]
 
 log = logging.getLogger("openenv.repl")
 _release_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openenv-repl-release")
@@ -100,11 +100,6 @@ async def _retire(worker: WorkerProcess | None, ident: Identity, workdir: str) -
     if dirs.workdirs is not None:
         await asyncio.to_thread(dirs.workdirs.remove, workdir)
     release_later(ident)
-
-
-def background_tasks() -> list[asyncio.Future[None]]:
-    """Clean-ups (reaping, directory removal, uid release) still under way."""
-    return list(_background)
 
 
 def release_later(ident: Identity) -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.environment import REPLEnvironment
-from openenv.envs.repl.lifespan import run_sandboxes_on_server_loop
 from openenv.envs.repl.models import REPLAction, REPLObservation
 from tests.server_utils import running_server
 
@@ -61,7 +60,6 @@ def repl_url() -> Iterator[str]:
         return REPLEnvironment(limits=limits, llm=None)
 
     app = create_app(make, REPLAction, REPLObservation, env_name="repl", web=False)
-    run_sandboxes_on_server_loop(app)  # as the shipped app does
     with running_server(app) as url:
         yield url
 

@@ -1,7 +1,9 @@
 """``GenericEnvClient(provider=p)`` with no ``base_url`` (0.10's provider-owned startup), under
 whichever ``openenv`` this interpreter has: the provider is started on connect, waited for, and
-stopped on close. ``provider_owned_probe.py <serve_file.py> <env file>``; prints what happened."""
+stopped on close; ``from_docker_image`` with a duck-typed provider.
+``provider_owned_probe.py <serve_file.py> <env file>``; prints what happened."""
 
+import asyncio
 import socket
 import subprocess
 import sys
@@ -45,6 +47,26 @@ class ServeProvider:
         self.process.wait(timeout=30)
 
 
+class DuckProvider(ServeProvider):
+    """A 0.10-style provider that is no subclass of ours: ``start_container(image, ...)`` only."""
+
+    def start_container(self, image, port=None, env_vars=None, **kwargs):
+        events.append(f"image {image}")
+        return super().start_container()
+
+
+async def from_image():
+    duck = DuckProvider()
+    try:
+        env = await GenericEnvClient.from_docker_image("any-image:latest", provider=duck)
+        result = await env.reset(seed=7)
+        print("from_docker_image reset", result.done)
+        await env.close()
+    finally:
+        if duck.process is not None and duck.process.poll() is None:
+            duck.process.kill()
+
+
 class ImageProvider:
     def start_container(self, image, port=None):
         raise AssertionError("never called")
@@ -61,6 +83,9 @@ finally:
     if provider.process is not None and provider.process.poll() is None:
         provider.process.kill()
 print("events", events, "exited", provider.process.poll() is not None)
+events.clear()
+asyncio.run(from_image())
+print("events", events)
 for make in (lambda: GenericEnvClient(), lambda: GenericEnvClient(provider=ImageProvider()).sync().connect()):
     try:
         make()

@@ -20,7 +20,10 @@ class AutoAction:
     """Factory: ``AutoAction.from_env(target)`` is the env's action class."""
 
     def __init__(self) -> None:
-        raise TypeError("AutoAction is a factory: use AutoAction.from_env(...)")
+        raise TypeError(
+            "AutoAction is a factory class and should not be instantiated directly. "
+            "Use AutoAction.from_hub() or AutoAction.from_env() instead."
+        )
 
     @classmethod
     def from_env(cls, target: str, skip_install: bool = False) -> type:

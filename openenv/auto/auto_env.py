@@ -40,7 +40,10 @@ class AutoEnv:
     """Factory: ``AutoEnv.from_env(target, ...)`` returns a client for ``target``."""
 
     def __init__(self) -> None:
-        raise TypeError("AutoEnv is a factory: use AutoEnv.from_env(...)")
+        raise TypeError(
+            "AutoEnv is a factory class and should not be instantiated directly. "
+            "Use AutoEnv.from_hub() or AutoEnv.from_env() instead."
+        )
 
     @classmethod
     def resolve(cls, target: str) -> EnvTarget:

@@ -34,6 +34,7 @@ from openenv.core._deadline import with_deadline
 from openenv.core.client_actions import guard_step_payload
 from openenv.core.client_handles import AutoResult
 from openenv.core.client_mode import resolve_client_mode
+from openenv.core.client_provider import start_owned_provider, stop_provider
 from openenv.core.client_types import ClientState, StepResult, ws_url
 from openenv.core.errors import (
     AuthenticationError,
@@ -66,7 +67,8 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     """Client for one environment session over WebSocket.
 
     Args:
-        base_url: the server's HTTP URL (``ws://`` works too).
+        base_url: the server's HTTP URL (``ws://`` works too); may be omitted when ``provider`` can
+            start the env by itself (0.10's provider-owned startup: started on connect).
         connect_timeout_s: time allowed to open the socket.
         message_timeout_s: time allowed for each reply (a step's own ``timeout_s`` extends it).
         max_message_size_mb: largest reply accepted.
@@ -79,7 +81,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | None = None,
         connect_timeout_s: float = 10.0,
         message_timeout_s: float = 60.0,
         max_message_size_mb: float = 100.0,
@@ -94,9 +96,13 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     ) -> None:
         """Arguments as in the class docstring; ``mode``: ``"simulation"`` (default) or ``"production"``,
         ``None`` reads ``OPENENV_CLIENT_MODE`` (case-insensitive; else ``ValueError``; read-only after)."""
+        if base_url is None and provider is None:
+            raise ValueError("EnvClient requires either base_url or provider.")
         self._client_mode = resolve_client_mode(mode, self._default_mode)
-        self.base_url = base_url.rstrip("/")
-        self._url = ws_url(base_url)
+        self.base_url: str | None = None
+        self._url: str | None = None
+        if base_url is not None:
+            self._set_base_url(base_url)
         self._connect_timeout = connect_timeout_s
         self._message_timeout = message_timeout_s
         self._max_size = int(max_message_size_mb * 1024 * 1024)
@@ -255,6 +261,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             await self._close_async()
 
     def _spawn(self) -> EnvClient[ActT, ObsT, StateT]:
+        self._ensure_base_url()
         return type(self)(
             base_url=self.base_url,
             connect_timeout_s=self._connect_timeout,
@@ -305,9 +312,25 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     def client_state(self) -> ClientState:
         return self._state
 
+    def _set_base_url(self, base_url: str) -> None:
+        """Point the client at ``base_url`` (at construction, or once its provider has started)."""
+        self.base_url = base_url.rstrip("/")
+        self._url = ws_url(base_url)
+
+    def _ensure_base_url(self) -> None:
+        """Start the provider of a client made without ``base_url`` (0.10's provider-owned startup)."""
+        if self.base_url is None:
+            self._set_base_url(start_owned_provider(self._provider))
+
     async def _connect_async(self) -> EnvClient[ActT, ObsT, StateT]:
         if self._state is ClientState.CLOSED:
             raise ClientStateError("This client is closed; create a new one")
+        if self.base_url is None:
+            try:
+                await asyncio.to_thread(self._ensure_base_url)
+            except BaseException:
+                await self._stop_provider()
+                raise
         if self._ws is None or self._stale(self._ws):
             await self._reopen()
         return self
@@ -554,6 +577,6 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         """Stop what a provider started for this client, off the event loop (it may block)."""
         provider, self._provider = self._provider, None
         if provider is not None:
-            await asyncio.to_thread(provider.stop_container)
+            await asyncio.to_thread(stop_provider, provider)
 
 

@@ -78,7 +78,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | None = None,
         connect_timeout_s: float = 10.0,
         message_timeout_s: float = 60.0,
         max_message_size_mb: float = 100.0,
@@ -101,7 +101,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         #: 0.10's flag: set it to ``False`` and ``list_tools``/``call_tool`` go through ``step``
         #: (``ListToolsAction``/``CallToolAction``: the server counts them as steps), as on 0.10
         self.use_production_mode = True
-        self._http_url = _http_base(base_url)
+        self._http_url = _http_base(base_url) if base_url is not None else None
         self._bare_ws_url = self._url
         self._transport = transport
         self._http: Any = None
@@ -112,6 +112,11 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         self._session_lost: str | None = None  # why the session was replaced (until reset)
 
     # -- connection ------------------------------------------------------------------------
+
+    def _set_base_url(self, base_url: str) -> None:
+        super()._set_base_url(base_url)
+        self._http_url = _http_base(base_url)
+        self._bare_ws_url = self._url
 
     async def _open_socket(self) -> None:
         """Open an MCP session (``openenv/session/create``) and join it over ``/ws?session_id=``.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Mapping
 from typing import Any
 
 from .base import ContainerProvider
@@ -55,8 +56,9 @@ def with_provider_headers(provider: ContainerProvider, base_url: str,
                           client_kwargs: dict[str, Any] | None) -> dict[str, Any]:
     """``client_kwargs`` with the headers the provider's server requires (a Ray env's token) added."""
     kwargs = dict(client_kwargs or {})
-    needed = provider.headers(base_url)
-    if needed:
+    headers = getattr(provider, "headers", None)  # ours; a 0.10-style provider has none
+    needed = headers(base_url) if callable(headers) else None
+    if isinstance(needed, Mapping) and needed:
         kwargs["headers"] = {**needed, **(kwargs.get("headers") or {})}
     return kwargs
 

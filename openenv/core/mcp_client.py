@@ -274,7 +274,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
     async def _list_tools_async(self, use_cache: bool = True) -> list[Tool]:
         if use_cache and self._tools_cache is not None:
             return self._tools_cache
-        if not self.use_production_mode:  # 0.10: the tools come from step(ListToolsAction())
+        if not self.use_production_mode:  # 0.10: tools are listed with step(ListToolsAction())
             obs = (await self._step_async(ListToolsAction())).observation
             self._tools_cache = list(obs.tools) if isinstance(obs, ListToolsObservation) else []
             return self._tools_cache

@@ -111,8 +111,8 @@ class REPLEnvironment(Environment):
                                             max_iterations=max_iterations))
 
     async def step_async(self, action: REPLAction, timeout_s: float | None = None, **kwargs: Any) -> REPLObservation:
-        """Run one cell without blocking the caller's event loop."""
-        return await call_async(self._step(action, timeout_s))
+        """Run one cell on the caller's event loop (without blocking it; the worker's pipes are any loop's)."""
+        return await self._step(action, timeout_s)
 
     @property
     def state(self) -> REPLState:

@@ -10,7 +10,9 @@ network namespaces (``bwrap_args``), with SIGINT ignored by bubblewrap itself (`
 and what it started.
 
 A worker is started (``spawn``: confined, greeted) before it is given an episode (``load``),
-so that a pool can keep confined, never-used workers ready.
+so that a pool can keep confined, never-used workers ready. Its process is the sandbox
+loop's; its command and reply pipes are a :class:`~openenv.envs.repl.channel.PipeChannel`
+that any loop can use (``channel.py``).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import os
 import shutil
 import signal
 import subprocess
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from openenv.core.errors import EnvExecutionError
+from openenv.envs.repl.channel import PipeChannel, pipes
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, is_root, kill_group, kill_uid
 from openenv.envs.repl.isolation import ROOT_UIDS, USER_NAMESPACES, WEAK, bwrap_path, current_isolation
@@ -68,25 +72,37 @@ def command_line(msg: dict) -> bytes:
 
 @dataclass
 class WorkerProcess:
-    """One running worker: its process, greeting, in-flight requests and reader task."""
+    """One running worker: its process (the sandbox loop's), pipes (any loop's) and greeting."""
 
     proc: asyncio.subprocess.Process
-    hello: dict
-    pending: dict[int, asyncio.Future[dict]] = field(default_factory=dict)
-    llm_tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    reader: asyncio.Task[None] | None = None
+    channel: PipeChannel
+    hello: dict = field(default_factory=dict)
+    llm_calls: set[Future[None]] = field(default_factory=set)  # llm_query answers under way
     group_interrupt: bool = False
 
     @property
     def alive(self) -> bool:
-        """The process runs and its reply pipe is still being read."""
-        return self.proc.returncode is None and self.reader is not None and not self.reader.done()
+        """The process runs and its reply pipe is open."""
+        return self.proc.returncode is None and not self.channel.eof and not self.channel.closed
 
     async def send(self, msg: dict) -> None:
-        """Write one command line to the worker."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(command_line(msg))
-        await self.proc.stdin.drain()
+        """Write one command line to the worker (from any loop)."""
+        await self.channel.write(command_line(msg))
+
+    async def receive(self) -> dict | None:
+        """The worker's next message; None at end of file; ``ValueError`` for garbage."""
+        line = await self.channel.read_line()
+        if not line:
+            return None
+        msg = orjson.loads(line)  # strict: NaN or garbage from the worker is a ValueError
+        if not isinstance(msg, dict):
+            raise ValueError("a message from the worker is not an object")
+        return msg
+
+    def cancel_llm_calls(self) -> None:
+        """Stop answering the worker's ``llm_query`` calls (thread-safe)."""
+        for call in list(self.llm_calls):
+            call.cancel()
 
     def interrupt(self) -> None:
         """SIGINT the running cell (the namespace survives)."""
@@ -158,32 +174,41 @@ async def spawn(limits: Limits, ident: Identity, workdir: str, lib: str) -> Work
         cfg["rlimits"]["RLIMIT_NPROC"] = limits.max_processes  # counted per user namespace
     else:
         prefix = _launcher(limits, ident, cfg)
+    (child_in, command_fd), (reply_fd, child_out) = pipes()
+    channel = PipeChannel(command_fd, reply_fd, limit=READ_LIMIT)
     try:
         proc = await asyncio.create_subprocess_exec(
             *prefix, limits.interpreter(), "-I", "-S", "-B", "-c", BOOT, inner_lib, json.dumps(cfg),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=env, cwd=workdir, limit=READ_LIMIT,
+            stdin=child_in, stdout=child_out, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, env=env, cwd=workdir,
         )
     except OSError as exc:
+        channel.close()
         raise EnvExecutionError(f"could not start the REPL worker: {exc}") from exc
+    finally:
+        os.close(child_in)
+        os.close(child_out)
+    worker = WorkerProcess(proc, channel, group_interrupt=namespaced)
     try:
-        hello = await asyncio.wait_for(_greeting(proc), limits.start_timeout_s)
+        hello = await asyncio.wait_for(_greeting(worker), limits.start_timeout_s)
     except (asyncio.TimeoutError, OSError, ValueError, EnvExecutionError) as exc:
-        await kill(proc, ident)
+        await kill(worker, ident)
         stderr = await _drain(proc.stderr)
         detail = exc.message if isinstance(exc, EnvExecutionError) else type(exc).__name__
         raise EnvExecutionError(f"the REPL worker failed to start: {detail} {stderr}".strip()) from exc
+    except BaseException:  # cancelled while it greeted
+        await asyncio.shield(kill(worker, ident))
+        raise
     hello["isolation"] = USER_NAMESPACES if namespaced else (ROOT_UIDS if ident.uid is not None else WEAK)
-    return WorkerProcess(proc, hello, group_interrupt=namespaced)
+    worker.hello = hello
+    return worker
 
 
 async def load(worker: WorkerProcess, init: dict, timeout_s: float) -> list[str]:
     """Give a greeted worker its episode (context, task, seed); returns its variable names."""
-    proc = worker.proc
-    assert proc.stdout is not None and proc.stdin is not None
     try:
         await worker.send(init)
-        ready = json.loads(await asyncio.wait_for(proc.stdout.readline(), timeout_s) or b"null")
+        ready = await asyncio.wait_for(worker.receive(), timeout_s)
     except (asyncio.TimeoutError, OSError, ValueError, RuntimeError) as exc:
         raise EnvExecutionError(f"the REPL worker did not load the episode: {type(exc).__name__}") from exc
     if not isinstance(ready, dict) or ready.get("op") != "ready":
@@ -231,20 +256,23 @@ def _nproc(limits: Limits) -> int:
     return mine + limits.max_processes
 
 
-async def _greeting(proc: asyncio.subprocess.Process) -> dict:
-    assert proc.stdout is not None
-    hello = json.loads(await proc.stdout.readline() or b"null")
+async def _greeting(worker: WorkerProcess) -> dict:
+    hello = await worker.receive()
     if not isinstance(hello, dict) or hello.get("op") != "hello":
         raise EnvExecutionError(str(hello.get("error") if isinstance(hello, dict) else "no greeting"))
     return hello
 
 
-async def kill(proc: asyncio.subprocess.Process, ident: Identity | None) -> None:
-    """SIGKILL the worker's process group and, as root, every process of its uid; reap it."""
-    kill_group(proc.pid)
-    if ident is not None and ident.uid is not None:
-        await asyncio.to_thread(kill_uid, ident.uid)
-    await wait_exit(proc, 5.0)
+async def kill(worker: WorkerProcess, ident: Identity | None) -> None:
+    """SIGKILL the worker's process group and, as root, every process of its uid; reap it, close its pipes."""
+    worker.cancel_llm_calls()
+    kill_group(worker.proc.pid)
+    try:
+        if ident is not None and ident.uid is not None:
+            await asyncio.to_thread(kill_uid, ident.uid)
+        await wait_exit(worker.proc, 5.0)
+    finally:
+        worker.channel.close()
 
 
 async def wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> int | None:

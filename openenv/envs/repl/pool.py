@@ -92,9 +92,7 @@ def discard(worker: WorkerProcess | None, ident: Identity, workdir: str) -> None
 async def _retire(worker: WorkerProcess | None, ident: Identity, workdir: str) -> None:
     await asyncio.sleep(CLEANUP_DELAY_S)
     if worker is not None:
-        for task in list(worker.llm_tasks):
-            task.cancel()
-        await kill(worker.proc, ident)
+        await kill(worker, ident)
     elif ident.uid is not None:
         await asyncio.to_thread(kill_uid, ident.uid)
     if dirs.workdirs is not None:

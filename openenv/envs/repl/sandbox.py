@@ -4,8 +4,10 @@ Each episode gets a never-used worker, taken from the warm pool (``pool.py``) wh
 is ready, with its own working directory (and, as root, its own uid); the previous
 episode's worker is killed at once and cleaned up in the background.
 
-Every coroutine here runs on the shared sandbox loop (``loop.py``). A cell that
-overruns its wall-clock limit gets ``SIGINT`` (the namespace survives); if it
+The worker's lifecycle (start, restart, kill) runs on the shared sandbox loop
+(``loop.py``); a cell is written and answered on the caller's own loop, over pipes
+no loop keeps watching between calls (``channel.py``), so a cell sent by the server
+crosses no thread. A cell that overruns its wall-clock limit gets ``SIGINT`` (the namespace survives); if it
 is still running after the grace period (C code holding the GIL, a swallowed
 ``KeyboardInterrupt``) the worker and everything it started are killed and a
 fresh worker is started in the background, and the result says the namespace
@@ -19,14 +21,14 @@ import enum
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-
-import orjson
 
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, kill_group, kill_uid
 from openenv.envs.repl.launch import WorkerProcess, kill, load, spawn, wait_exit
+from openenv.envs.repl.loop import call_async, submit
 from openenv.envs.repl.pool import (
     POOL,
     Warm,
@@ -80,7 +82,8 @@ class Sandbox:
     """A worker process holding one session's namespace.
 
     ``await start(...)`` then ``await run(code)`` any number of times, then
-    ``await close()``. Call these on the sandbox loop only.
+    ``await close()``. ``run`` may be awaited on any loop (one cell at a time); the
+    others on the sandbox loop only.
     """
 
     def __init__(self, limits: Limits, *, llm: LLMHandler | None = None) -> None:
@@ -90,8 +93,8 @@ class Sandbox:
         self._worker: WorkerProcess | None = None
         self._init: dict = {}
         self._next_id = 0
-        self._restarting: asyncio.Task[WorkerProcess] | None = None
-        self._settling: asyncio.Task[None] | None = None
+        self._restarting: asyncio.Task[WorkerProcess] | None = None  # on the sandbox loop
+        self._settling: Future[None] | None = None  # an abandoned cell's end, awaited on the sandbox loop
         self._closed = False
         self.start_time_s = 0.0
         self.from_pool = False
@@ -137,7 +140,6 @@ class Sandbox:
         finally:
             POOL.refill_soon()
         self._worker, self.ident, self.workdir = warm.worker, warm.ident, warm.workdir
-        warm.worker.reader = asyncio.ensure_future(self._read(warm.worker))
         self.start_time_s = loop.time() - began
         return variables
 
@@ -161,36 +163,28 @@ class Sandbox:
         try:
             await load(worker, self._init, self.limits.start_timeout_s)
         except EnvExecutionError:
-            await kill(worker.proc, self.ident)
+            await kill(worker, self.ident)
             raise
-        worker.reader = asyncio.ensure_future(self._read(worker))
         return worker
 
-    async def _read(self, worker: WorkerProcess) -> None:
-        assert worker.proc.stdout is not None
-        try:
-            while True:
-                line = await worker.proc.stdout.readline()
-                if not line:
-                    break
-                msg = orjson.loads(line)  # strict: NaN or garbage from the worker ends it (ValueError)
-                if not isinstance(msg, dict):
-                    break
-                if msg.get("op") == "result":
-                    fut = worker.pending.pop(msg.get("id"), None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(msg)
-                elif msg.get("op") == "llm":
-                    task = asyncio.ensure_future(self._answer_llm(worker, msg))
-                    worker.llm_tasks.add(task)
-                    task.add_done_callback(worker.llm_tasks.discard)
-        except (ValueError, OSError):
-            pass  # garbage or an oversized line on the protocol pipe: treat as a dead worker
-        finally:
-            for fut in worker.pending.values():
-                if not fut.done():
-                    fut.set_exception(ConnectionResetError("worker exited"))
-            worker.pending.clear()
+    async def _reply(self, worker: WorkerProcess, rid: int) -> dict:
+        """Read the worker's messages until the result of cell ``rid``, answering ``llm_query`` calls.
+
+        ``ConnectionResetError`` when the worker's pipe ends; ``ValueError`` for garbage or an
+        oversized line on it (both: a dead worker).
+        """
+        while True:
+            msg = await worker.receive()
+            if msg is None:
+                raise ConnectionResetError("worker exited")
+            op = msg.get("op")
+            if op == "result" and msg.get("id") == rid:
+                return msg
+            if op == "llm":  # answered on the sandbox loop, where the episode's HTTP client lives
+                call = submit(self._answer_llm(worker, msg))
+                worker.llm_calls.add(call)
+                call.add_done_callback(worker.llm_calls.discard)
+            # anything else: a late result of a cell given up on
 
     async def _answer_llm(self, worker: WorkerProcess, msg: dict) -> None:
         reply: dict = {"op": "llm_result", "id": msg.get("id")}
@@ -219,35 +213,32 @@ class Sandbox:
         limit = timeout_s if timeout_s is not None else self.limits.cell_timeout_s
         self._next_id += 1
         rid = self._next_id
-        fut: asyncio.Future[dict] = loop.create_future()
-        worker.pending[rid] = fut
         began = loop.time()
         try:
             await worker.send({"op": "exec", "id": rid, "code": code})
-            reply = await asyncio.wait_for(asyncio.shield(fut), limit)
+            reply = await asyncio.wait_for(self._reply(worker, rid), limit)
             return self._result(reply, lost=lost)
         except asyncio.TimeoutError:
             pass
-        except (ConnectionResetError, OSError, RuntimeError):
+        except (ConnectionResetError, OSError, ValueError):
             return await self._died(worker, began, lost)
         except asyncio.CancelledError:
-            self._abandon(worker, fut)
+            self._abandon(worker, rid)
             raise
         worker.interrupt()
         try:
-            reply = await asyncio.wait_for(asyncio.shield(fut), self.limits.interrupt_grace_s)
+            reply = await asyncio.wait_for(self._reply(worker, rid), self.limits.interrupt_grace_s)
         except asyncio.CancelledError:
-            self._abandon(worker, fut)
+            self._abandon(worker, rid)
             raise
-        except asyncio.TimeoutError:
-            _forget(worker, rid, fut)
-            await self._replace(worker)
+        except asyncio.TimeoutError:  # before OSError: TimeoutError is one
+            await call_async(self._replace(worker))
             return CellResult(
                 Outcome.TIMEOUT, execution_time=loop.time() - began, namespace_lost=True,
                 exception=f"TimeoutError: cell exceeded {limit:g}s and did not stop when interrupted; "
                 "the worker was killed and restarted, so the namespace was lost",
             )
-        except (ConnectionResetError, OSError):
+        except (ConnectionResetError, OSError, ValueError):
             return await self._died(worker, began, lost)
         result = self._result(reply, lost=lost)
         result.outcome = Outcome.TIMEOUT
@@ -272,24 +263,21 @@ class Sandbox:
             namespace_lost=lost,
         )
 
-    def _abandon(self, worker: WorkerProcess, fut: asyncio.Future[dict]) -> None:
-        """The caller gave up on a running cell: interrupt it, kill the worker if it will not stop."""
-        if fut.done():
-            return
+    def _abandon(self, worker: WorkerProcess, rid: int) -> None:
+        """The caller gave up on a running cell: interrupt it (an idle worker ignores that), read its
+        result on the sandbox loop, kill the worker if it will not stop."""
         worker.interrupt()
 
         async def settle() -> None:
             try:
-                await asyncio.wait_for(fut, self.limits.interrupt_grace_s)
-            except (asyncio.TimeoutError, ConnectionResetError, OSError):
-                _forget(worker, None, fut)
+                await asyncio.wait_for(self._reply(worker, rid), self.limits.interrupt_grace_s)
+            except (asyncio.TimeoutError, ConnectionResetError, OSError, ValueError):
                 await self._replace(worker)
 
-        self._settling = asyncio.ensure_future(settle())
+        self._settling = submit(settle())
 
     async def _died(self, worker: WorkerProcess, began: float, lost: bool) -> CellResult:
-        code = await wait_exit(worker.proc, 1.0)
-        await self._replace(worker)
+        code = await call_async(self._reap_and_replace(worker))
         how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
         if code == -signal.SIGXCPU:
             how += " (CPU-time limit)"
@@ -299,12 +287,23 @@ class Sandbox:
             exception=f"WorkerDied: the worker exited ({how}); a fresh one was started, the namespace was lost",
         )
 
+    async def _reap_and_replace(self, worker: WorkerProcess) -> int | None:
+        code = await wait_exit(worker.proc, 1.0)
+        await self._replace(worker)
+        return code
+
     async def _ready_worker(self) -> tuple[WorkerProcess, bool]:
         """The live worker, waiting for a background restart; ``True`` if the namespace was lost."""
+        worker = self._worker
+        if self._settling is None and self._restarting is None and worker is not None and worker.alive:
+            return worker, False  # the common case, on the caller's loop
+        return await call_async(self._recover_worker())
+
+    async def _recover_worker(self) -> tuple[WorkerProcess, bool]:
         lost = False
         if self._settling is not None:
             settling, self._settling = self._settling, None
-            await settling
+            await asyncio.wait([asyncio.wrap_future(settling)])  # its outcome is the worker's state
         if self._restarting is not None:
             task, self._restarting = self._restarting, None
             try:
@@ -313,22 +312,22 @@ class Sandbox:
                 self._worker = None
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
-                await self._kill(self._worker.proc)
+                await self._kill(self._worker)
             self._worker = await self._spawn()
             lost = True
         return self._worker, lost
 
     async def _replace(self, worker: WorkerProcess) -> None:
-        """Kill ``worker`` now and start its successor in the background."""
-        await self._kill(worker.proc)
+        """Kill ``worker`` now and start its successor in the background (on the sandbox loop)."""
+        await self._kill(worker)
         if self._worker is worker:
             self._worker = None
             if not self._closed:
                 self._restarting = asyncio.ensure_future(self._spawn())
 
     # -- teardown -----------------------------------------------------------------
-    async def _kill(self, proc: asyncio.subprocess.Process) -> None:
-        await kill(proc, self.ident)
+    async def _kill(self, worker: WorkerProcess) -> None:
+        await kill(worker, self.ident)
 
     async def _retire_current(self) -> None:
         """Hand the episode's worker, directory and uid to the background clean-up."""
@@ -346,16 +345,14 @@ class Sandbox:
             except (asyncio.CancelledError, EnvExecutionError):
                 worker = None
             if worker is not None:
-                await self._kill(worker.proc)
+                await self._kill(worker)
         worker, self._worker = self._worker, None
         if retire_now and self.ident is not None and self.workdir is not None:
             discard(worker, self.ident, self.workdir)
             self.ident = self.workdir = None
             return
         if worker is not None:
-            for task in list(worker.llm_tasks):
-                task.cancel()
-            await self._kill(worker.proc)
+            await self._kill(worker)
 
     async def close(self) -> None:
         """Kill the worker and everything it started, delete its files, free its uid."""
@@ -378,12 +375,3 @@ class Sandbox:
         if self.ident is not None and self.ident.uid is not None:
             kill_uid(self.ident.uid)
 
-
-def _forget(worker: WorkerProcess, rid: int | None, fut: asyncio.Future[dict]) -> None:
-    """Stop waiting for a reply that will never be read."""
-    if rid is not None:
-        worker.pending.pop(rid, None)
-    else:
-        for key in [k for k, v in worker.pending.items() if v is fut]:
-            del worker.pending[key]
-    fut.cancel()

@@ -15,41 +15,51 @@ replaced on the next call (bounded backoff, then ``ReconnectFailedError``); a ``
 while a ``step`` raises ``EpisodeLostError`` until one does (a fresh environment is never stepped
 as if it were the lost one). Subclasses implement ``_step_payload``, ``_parse_result`` and
 ``_parse_state`` (``GenericEnvClient`` does, for plain dicts).
+
+Two base classes hold the rest: ``client_reconnect.ReconnectingClient`` opens, drops and replaces
+the socket; ``client_provider.ProviderOwnedClient`` has the ``from_docker_image``/``from_env``
+factories and starts and stops the provider of a client made with ``provider=`` and no URL.
 """
 
 from __future__ import annotations
 
+# ``x as x``: names this module imported before its reconnect and provider code moved to
+# ``client_reconnect`` and ``client_provider``, still importable from here.
 import asyncio
 import itertools
-import time
+import time as time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import NoReturn as NoReturn
 
 import websockets
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as connect
 from websockets.protocol import State
 
 from openenv.core._deadline import with_deadline
 from openenv.core.client_actions import guard_step_payload
 from openenv.core.client_handles import AutoResult
 from openenv.core.client_mode import resolve_client_mode
-from openenv.core.client_provider import start_owned_provider, stop_provider
+from openenv.core.client_provider import ProviderOwnedClient
+from openenv.core.client_provider import start_owned_provider as start_owned_provider
+from openenv.core.client_provider import stop_provider as stop_provider
+from openenv.core.client_reconnect import ReconnectingClient
 from openenv.core.client_types import ClientState, StepResult, ws_url
+from openenv.core.errors import AuthenticationError as AuthenticationError
 from openenv.core.errors import (
-    AuthenticationError,
     ClientStateError,
     ConnectionLostError,
-    EpisodeLostError,
     OpenEnvError,
     ReconnectFailedError,
     StepTimeoutError,
     error_from_wire,
 )
+from openenv.core.errors import EpisodeLostError as EpisodeLostError
 from openenv.core.wire import dumps, loads
 
 if TYPE_CHECKING:
-    from openenv.core.client_handles import BootstrapHandle
     from openenv.core.sync_client import SyncEnvClient
 
 __all__ = ["ClientState", "EnvClient", "ws_url"]
@@ -63,7 +73,7 @@ _SESSION_ENDING = frozenset(("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR
 _running_loop = asyncio._get_running_loop  # None outside a running loop (no exception to raise)
 
 
-class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
+class EnvClient(ProviderOwnedClient, ReconnectingClient, ABC, Generic[ActT, ObsT, StateT]):
     """Client for one environment session over WebSocket.
 
     Args:
@@ -275,37 +285,6 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             mode=self._client_mode,
         )
 
-    # -- factories (``await`` the handle, or ``.sync()``) ------------------------------------
-
-    @classmethod
-    def from_docker_image(cls, image: str, provider: Any = None, **kwargs: Any) -> BootstrapHandle:
-        """Start ``image`` with ``provider`` (local Docker by default) and connect to it.
-
-        ``await EchoEnv.from_docker_image(img)`` gives an async client, ``...from_docker_image(img).sync()``
-        a blocking one. Closing the client stops the container; a failed start leaves nothing running.
-        """
-        from openenv.core.client_factories import docker_image_handle
-
-        return docker_image_handle(cls, image, provider, kwargs)
-
-    @classmethod
-    def from_docker_image_sync(cls, image: str, provider: Any = None, **kwargs: Any) -> SyncEnvClient:
-        """Blocking :meth:`from_docker_image`: returns a connected ``SyncEnvClient``.
-
-        ``provider`` may be an instance or a kind name (``"process"``, ``"docker"``, ``"swarm"``).
-        """
-        from openenv.core.containers.runtime.launch import start_client_sync
-
-        return start_client_sync(cls, image, provider=provider, **kwargs)
-
-    @classmethod
-    def from_env(cls, target: str, **kwargs: Any) -> BootstrapHandle:
-        """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``),
-        start it if needed and connect. Closing the client stops what was started."""
-        from openenv.core.client_factories import env_handle
-
-        return env_handle(cls, target, kwargs)
-
     # -- lifecycle ------------------------------------------------------------------------
 
     @property
@@ -317,109 +296,14 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self.base_url = base_url.rstrip("/")
         self._url = ws_url(base_url)
 
-    def _ensure_base_url(self) -> None:
-        """Start the provider of a client made without ``base_url`` (0.10's provider-owned startup)."""
-        if self.base_url is None:
-            self._set_base_url(start_owned_provider(self._provider))
-
     async def _connect_async(self) -> EnvClient[ActT, ObsT, StateT]:
         if self._state is ClientState.CLOSED:
             raise ClientStateError("This client is closed; create a new one")
         if self.base_url is None:
-            try:
-                await asyncio.to_thread(self._ensure_base_url)
-            except BaseException:
-                await self._stop_provider()
-                raise
+            await self._start_owned_provider()
         if self._ws is None or self._stale(self._ws):
             await self._reopen()
         return self
-
-    def _needs_reopen(self) -> bool:
-        """``_send`` would (re)connect first: no socket, a closed one, or one from another loop."""
-        ws = self._ws
-        return ws is None or ws.state is not State.OPEN or self._ws_loop is not _running_loop()
-
-    def _stale(self, ws: ClientConnection) -> bool:
-        return ws.state is not State.OPEN or self._ws_loop is not _running_loop()
-
-    async def _reopen(self) -> None:
-        """Replace a missing or stale socket: once when never opened, with backoff after a loss."""
-        if self._state is ClientState.CLOSED:
-            raise ClientStateError("This client is closed; create a new one")
-        if self._ws is not None:
-            moved = self._ws_loop is not _running_loop()
-            self._drop("the client moved to another event loop" if moved else "the connection was closed")
-        if self._state is ClientState.UNOPENED:
-            await self._open_socket()
-            return
-        deadline = time.monotonic() + self._reconnect_timeout
-        started, delay, last = time.monotonic(), 0.1, None
-        for attempt in range(1, self._reconnect_attempts + 1):
-            try:
-                await self._open_socket()
-                return
-            except AuthenticationError:
-                raise  # a refused token stays refused
-            except ConnectionLostError as exc:
-                last = exc
-            if attempt == self._reconnect_attempts or time.monotonic() + delay > deadline:
-                break
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-        waited = time.monotonic() - started
-        raise ReconnectFailedError(
-            f"{self._url} stayed unreachable: {attempt} reconnect attempt(s) over {waited:.1f} s ({last})",
-            attempts=attempt,
-            waited_s=round(waited, 3),
-        ) from last
-
-    async def _open_socket(self) -> None:
-        try:
-            ws = await connect(
-                self._url,
-                open_timeout=self._connect_timeout,
-                max_size=self._max_size,
-                compression=None,
-                ping_interval=self._ping_interval,
-                ping_timeout=self._ping_timeout,
-                close_timeout=2,
-                additional_headers=self.headers or None,
-            )
-        except websockets.exceptions.InvalidStatus as exc:
-            if exc.response.status_code in (401, 403):
-                given = "the token sent was refused" if self._has_token() else "none was sent"
-                raise AuthenticationError(
-                    f"{self._url} requires a bearer token and {given}: pass headers={{'Authorization': "
-                    "'Bearer <token>'}} (a provider's headers(), or the server's OPENENV_TOKEN)") from exc
-            raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
-        except (OSError, TimeoutError, websockets.exceptions.WebSocketException) as exc:
-            raise ConnectionLostError(f"Could not connect to {self._url}: {exc}") from exc
-        response = ws.response
-        header = response.headers.get("x-openenv-features", "") if response is not None else ""
-        self._features = frozenset(f.strip() for f in header.split(",") if f.strip())
-        self._ws, self._ws_loop = ws, _running_loop()
-        self._state = ClientState.OPEN
-
-    def _has_token(self) -> bool:
-        names = {k.lower() for k in (self.headers or {})}
-        return "authorization" in names or "x-openenv-token" in names or "token=" in self._url
-
-    def _drop(self, reason: str) -> None:
-        """Forget the socket (closed in the background); an episode on it is lost."""
-        ws, loop = self._ws, self._ws_loop
-        self._ws = self._ws_loop = None
-        if self._state is not ClientState.CLOSED:
-            self._state = ClientState.DISCONNECTED
-        if self._episode:
-            self._episode, self._lost = False, reason
-        if ws is None or loop is None or loop.is_closed():
-            return
-        transport = ws.transport  # abandoned: no close handshake to wait for (the server sees EOF)
-        if loop is _running_loop():
-            transport.abort()
-        else:
-            loop.call_soon_threadsafe(transport.abort)
 
     async def _close_async(self) -> None:
         """Close the session and stop whatever a provider started for this client."""
@@ -529,25 +413,6 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self.last_exchange = (request, raw)
         return reply
 
-    async def _closed_under(self, ws: ClientConnection, exc: Exception, step: bool) -> NoReturn:
-        """The socket closed during a request: raise what the server said last, or the loss."""
-        last_words = await self._last_error(ws)
-        had_episode = self._episode
-        self._drop("the connection was lost")
-        if last_words is not None:
-            raise last_words from None
-        if step and had_episode:  # the episode is gone whether or not this step reached it
-            if not self._defer_reopen:
-                await self._reopen()
-            raise self._episode_lost() from exc
-        raise ConnectionLostError(f"Connection to {self._url} lost: {exc}") from exc
-
-    def _episode_lost(self) -> EpisodeLostError:
-        return EpisodeLostError(
-            f"The episode was lost ({self._lost}) and this is a new session: call reset() to start a new episode",
-            reason=self._lost,
-        )
-
     async def _receive(self, ws: ClientConnection, rid: int | None) -> tuple[dict[str, Any], bytes]:
         while True:
             raw = await ws.recv(decode=False)  # the text frame's bytes (orjson checks the UTF-8)
@@ -560,23 +425,3 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
             if rid is None or reply.get("request_id", rid) == rid:
                 return reply, raw
             # a stale reply to a request that already timed out: skip it
-
-    @staticmethod
-    async def _last_error(ws: ClientConnection) -> OpenEnvError | None:
-        """An error frame the server sent just before hanging up (e.g. CAPACITY_REACHED)."""
-        try:
-            raw = await with_deadline(ws.recv(), 0.2)
-            reply = loads(raw)
-        except (websockets.exceptions.ConnectionClosed, TimeoutError, OpenEnvError):
-            return None
-        if isinstance(reply, dict) and reply.get("type") == "error":
-            return error_from_wire(reply.get("data") or {})
-        return None
-
-    async def _stop_provider(self) -> None:
-        """Stop what a provider started for this client, off the event loop (it may block)."""
-        provider, self._provider = self._provider, None
-        if provider is not None:
-            await asyncio.to_thread(stop_provider, provider)
-
-

@@ -245,12 +245,23 @@ def _same_both_ways(monkeypatch, build, steps) -> list[tuple[str, bool]]:
 
 
 def test_results_errors_and_bad_arguments_are_the_full_paths(monkeypatch):
+    ran: list[str] = []
+    run_tool = mcp_direct.run_tool
+
+    async def spy(server: Any, tool: Any, name: str, arguments: dict[str, Any]) -> Any:
+        ran.append(name)
+        return await run_tool(server, tool, name, arguments)
+
+    monkeypatch.setattr(mcp_direct, "run_tool", spy)
     taken = _same_both_ways(monkeypatch, plain_server, GOOD + FAILING + BAD_ARGUMENTS + UNKNOWN)
     direct = {name for name, took in taken if took}
-    # A tool with a ``Context`` parameter runs in the session's in-memory client session (its
-    # state persists per session, as on 0.10): it never reaches the direct path, on purpose.
-    assert direct == {r["params"]["name"] for r in GOOD + FAILING + BAD_ARGUMENTS
-                      if r["params"].get("arguments", {}) != ["not", "an", "object"]} - CONTEXT_PARAMETER_TOOLS
+    found = {r["params"]["name"] for r in GOOD + FAILING + BAD_ARGUMENTS
+             if r["params"].get("arguments", {}) != ["not", "an", "object"]}
+    assert direct == found
+    # A tool with a ``Context`` parameter is found like any other, then runs in the session's
+    # in-memory client session (its state persists per session, as on 0.10): it never runs on the
+    # direct path, on purpose.
+    assert set(ran) == found - CONTEXT_PARAMETER_TOOLS
     assert not any(took for name, took in taken if name in {"missing", "0123456789ab_text", ""})
 
 

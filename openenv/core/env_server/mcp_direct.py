@@ -46,7 +46,7 @@ from fastmcp.tools.function_tool import FunctionTool
 from mcp.server.lowlevel.server import request_ctx
 from pydantic import ValidationError as PydanticValidationError
 
-__all__ = ["VERIFIED_FASTMCP", "call_tool", "direct_tool", "enabled"]
+__all__ = ["VERIFIED_FASTMCP", "call_tool", "direct_tool", "enabled", "run_tool"]
 
 VERIFIED_FASTMCP = ("3.4.",)
 """fastmcp versions whose ``FastMCP.call_tool`` the direct path mirrors; others use the full path."""
@@ -112,6 +112,11 @@ async def call_tool(server: Any, name: str, arguments: dict[str, Any]) -> Any:
     tool = direct_tool(server, name)
     if tool is None:
         return await server.call_tool(name, arguments)
+    return await run_tool(server, tool, name, arguments)
+
+
+async def run_tool(server: Any, tool: Any, name: str, arguments: dict[str, Any]) -> Any:
+    """The direct call of ``tool``, which :func:`direct_tool` just returned for ``name``."""
     async with Context(fastmcp=server):
         with server_span(f"tools/call {name}", "tools/call", server.name, "tool", name, tool_name=name) as span:
             span.set_attributes(tool.get_span_attributes())

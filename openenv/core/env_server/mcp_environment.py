@@ -43,10 +43,10 @@ from fastmcp.exceptions import ValidationError as FastMCPValidationError
 from mcp.types import TextContent
 from pydantic import ValidationError as PydanticValidationError
 
+from openenv.core.env_server import mcp_direct
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.mcp_code_mode import CodeModeMixin
 from openenv.core.env_server.mcp_context_session import ContextSessions, needs_context
-from openenv.core.env_server.mcp_direct import call_tool as direct_call_tool
 from openenv.core.env_server.mcp_types import (
     RESERVED_TOOL_NAMES,
     CallToolAction,
@@ -148,7 +148,9 @@ class MCPEnvironment(CodeModeMixin, Environment):
         self.mcp_server: Any = mcp_server
         self._mcp_client: Any = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._context_tools: dict[str, bool] = {}
+        # name -> (the tool object last seen under it, whether it takes a Context): keyed on the
+        # object, so a tool removed and re-added under the same name is looked at afresh
+        self._context_tools: dict[str, tuple[Any, bool]] = {}
         self._context_sessions = ContextSessions()
 
     # -- the tools -------------------------------------------------------------------------
@@ -175,8 +177,7 @@ class MCPEnvironment(CodeModeMixin, Environment):
         for tool in tools:
             spec = tool.to_mcp_tool().model_dump(mode="json")
             self._output_schemas[tool.name] = spec.get("outputSchema")
-            if tool.name not in self._context_tools:
-                self._context_tools[tool.name] = needs_context(tool)
+            self._takes_context(tool.name, tool)
             if tool.name not in self._mode_tool_schemas:
                 out.append(spec)
         return out + [dict(schema) for schema in self._visible_mode_schemas()]
@@ -262,12 +263,23 @@ class MCPEnvironment(CodeModeMixin, Environment):
     async def _tool_call(self, server: Any, name: str, arguments: dict[str, Any]) -> Any:
         """The call (``mcp_direct``: FastMCP's own ``call_tool`` unless provably plain), or through a
         client session for a tool that takes a ``Context`` (its state persists per session, as on 0.10)."""
-        if name not in self._context_tools:
-            tool = await server.get_tool(name)
-            self._context_tools[name] = tool is not None and needs_context(tool)
-        if self._context_tools.get(name):
+        tool = mcp_direct.direct_tool(server, name)  # the lookup the direct path makes anyway
+        if tool is not None:
+            if self._takes_context(name, tool):
+                return await self._context_sessions.call(lambda: self.mcp_session(), name, arguments)
+            return await mcp_direct.run_tool(server, tool, name, arguments)
+        # not provably plain (middleware, mounts, transforms, versions...) or unknown: FastMCP's lookup
+        if self._takes_context(name, await server.get_tool(name)):
             return await self._context_sessions.call(lambda: self.mcp_session(), name, arguments)
-        return await direct_call_tool(server, name, arguments)
+        return await server.call_tool(name, arguments)
+
+    def _takes_context(self, name: str, tool: Any) -> bool:
+        """Whether ``tool`` (found under ``name``; ``None``: not found) takes a ``Context``,
+        worked out once per tool object."""
+        known = self._context_tools.get(name)
+        if known is None or known[0] is not tool:
+            known = self._context_tools[name] = (tool, tool is not None and needs_context(tool))
+        return known[1]
 
     async def _mode_tool_result(self, name: str, arguments: dict[str, Any], timeout_s: float | None) -> Any:
         """Call a mode-aware tool directly, as 0.10 does: its value as text and ``{"result": value}``."""

@@ -66,13 +66,34 @@ class _Connection:
         self._peer_left = False
 
     async def send(self, frame: bytes) -> None:
-        await self.ws.send_text(frame.decode())
+        """One text frame. While the socket is open it goes straight to the ASGI ``send`` (what
+        Starlette's ``send_text`` does then, minus its per-message state checks)."""
+        ws = self.ws
+        if ws.application_state is not WebSocketState.CONNECTED:
+            await ws.send_text(frame.decode())  # Starlette's own errors for a closed socket
+            return
+        try:
+            await ws._send({"type": "websocket.send", "text": frame.decode()})
+        except OSError:
+            ws.application_state = WebSocketState.DISCONNECTED
+            raise WebSocketDisconnect(code=1006) from None
 
     async def next_message(self) -> dict[str, Any]:
+        """The next ASGI message (a frame or the disconnect), straight from the ASGI ``receive``
+        while the socket is open, keeping Starlette's view of the client's state."""
         task, self._recv = self._recv, None
         if task is not None:
             return await task
-        return await self.ws.receive()
+        ws = self.ws
+        if ws.client_state is not WebSocketState.CONNECTED:
+            return await ws.receive()
+        message = await ws._receive()
+        kind = message["type"]
+        if kind == "websocket.disconnect":
+            ws.client_state = WebSocketState.DISCONNECTED
+        elif kind != "websocket.receive":
+            raise RuntimeError(f"Expected ASGI message 'websocket.receive' or 'websocket.disconnect', got {kind!r}")
+        return message
 
     async def run_watching_peer(self, coro: Any) -> tuple[bool, Any]:
         """Await ``coro``; if the peer disconnects meanwhile, cancel it. Returns (peer_alive, result).

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from openenv.core._deadline import with_deadline
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.identity import Identity, kill_group, kill_uid
@@ -216,9 +217,9 @@ class Sandbox:
         began = loop.time()
         try:
             await worker.send({"op": "exec", "id": rid, "code": code})
-            reply = await asyncio.wait_for(self._reply(worker, rid), limit)
+            reply = await with_deadline(self._reply(worker, rid), limit)  # no task per cell
             return self._result(reply, lost=lost)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         except (ConnectionResetError, OSError, ValueError):
             return await self._died(worker, began, lost)
@@ -227,11 +228,11 @@ class Sandbox:
             raise
         worker.interrupt()
         try:
-            reply = await asyncio.wait_for(self._reply(worker, rid), self.limits.interrupt_grace_s)
+            reply = await with_deadline(self._reply(worker, rid), self.limits.interrupt_grace_s)
         except asyncio.CancelledError:
             self._abandon(worker, rid)
             raise
-        except asyncio.TimeoutError:  # before OSError: TimeoutError is one
+        except TimeoutError:  # before OSError: TimeoutError is one
             await call_async(self._replace(worker))
             return CellResult(
                 Outcome.TIMEOUT, execution_time=loop.time() - began, namespace_lost=True,

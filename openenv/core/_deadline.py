@@ -1,4 +1,5 @@
-"""``with_deadline``: await with a timeout without spawning a task (Python 3.11+)."""
+"""``with_deadline``: await with a timeout without spawning a task (Python 3.11+); and
+``SerialDeadline``: the same for calls made one at a time, with one timer for all of them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from collections.abc import Awaitable
 from typing import Any
 
-__all__ = ["with_deadline"]
+__all__ = ["SerialDeadline", "with_deadline"]
 
 if sys.version_info >= (3, 11):
 
@@ -48,3 +49,66 @@ else:  # pragma: no cover - Python 3.10
             return await asyncio.wait_for(aw, timeout)
         except asyncio.TimeoutError as exc:
             raise TimeoutError(str(exc)) from None
+
+
+class SerialDeadline:
+    """Deadlines for calls made one at a time (say, under a session's lock), with one timer.
+
+    ``with_deadline`` arms and cancels a timer per call, which costs more than a quick call
+    itself (~3.5 µs under uvloop). Here a timer is armed only when none is, for the running
+    call's due time; when it fires it cancels the call if that call is overdue, re-arms for a
+    newer call that is not yet due, and stays unarmed while idle. So a stream of quick calls
+    arms about one timer per ``timeout``; a call with a shorter timeout than the armed timer
+    re-arms it. Not for concurrent calls: each would overwrite the other's due time.
+    """
+
+    __slots__ = ("_handle", "_armed_for", "_task", "_due", "_expired")
+
+    def __init__(self) -> None:
+        self._handle: asyncio.TimerHandle | None = None
+        self._armed_for = 0.0
+        self._task: asyncio.Task[Any] | None = None
+        self._due = 0.0
+        self._expired = False
+
+    async def run(self, aw: Awaitable[Any], timeout: float | None) -> Any:
+        """Await ``aw``; raise ``TimeoutError`` after ``timeout`` seconds (``None``: no limit)."""
+        if timeout is None or sys.version_info < (3, 11):
+            return await with_deadline(aw, timeout)
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        if task is None:  # pragma: no cover - always called from a task
+            return await with_deadline(aw, timeout)
+        due = loop.time() + timeout
+        self._task, self._due, self._expired = task, due, False
+        handle = self._handle
+        if handle is None or due < self._armed_for:
+            if handle is not None:
+                handle.cancel()
+            self._handle, self._armed_for = loop.call_at(due, self._fire, loop), due
+        try:
+            return await aw
+        except asyncio.CancelledError:
+            if self._expired and task.uncancel() == 0:
+                raise TimeoutError from None
+            raise
+        finally:
+            self._task = None
+            self._expired = False
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._handle = None
+        task = self._task
+        if task is None:  # idle: the next call arms a timer again
+            return
+        if loop.time() < self._due:  # a newer call, not yet due
+            self._handle, self._armed_for = loop.call_at(self._due, self._fire, loop), self._due
+            return
+        self._expired = True
+        task.cancel()
+
+    def cancel(self) -> None:
+        """Disarm (the session is closing)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None

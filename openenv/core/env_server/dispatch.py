@@ -309,10 +309,10 @@ class Dispatcher:
             session.busy = True
             try:
                 if make_coro is not None:
-                    return await with_deadline(make_coro(), timeout_s)
+                    return await session.deadline.run(make_coro(), timeout_s)
                 fut = asyncio.get_running_loop().run_in_executor(self.executor, sync_call)
                 try:
-                    return await with_deadline(asyncio.shield(fut), timeout_s)
+                    return await session.deadline.run(asyncio.shield(fut), timeout_s)
                 except TimeoutError:
                     session.pending = fut
                     fut.add_done_callback(_consume_result)

@@ -12,6 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from openenv.core._deadline import SerialDeadline
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.serialization import safe_error_text
 from openenv.core.errors import CapacityError, FactoryError, SessionNotFoundError
@@ -36,6 +37,7 @@ class Session:
     done: bool = False
     busy: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    deadline: SerialDeadline = field(default_factory=SerialDeadline)  # for calls under ``lock``
     pending: asyncio.Future | Future | None = None
     owned: bool = True
     on_close: Callable[[str], None] | None = None
@@ -132,6 +134,7 @@ class SessionManager:
         """
         session = self._sessions.pop(session_id, None)
         if session is not None:
+            session.deadline.cancel()
             if reason and session.on_close is not None:
                 session.on_close(reason)
             await self.dispose(session.env, owned=session.owned, pending=session.pending)

@@ -59,13 +59,15 @@ class SerialDeadline:
     call's due time; when it fires it cancels the call if that call is overdue, re-arms for a
     newer call that is not yet due, and stays unarmed while idle. So a stream of quick calls
     arms about one timer per ``timeout``; a call with a shorter timeout than the armed timer
-    re-arms it. Not for concurrent calls: each would overwrite the other's due time.
+    re-arms it. A call made while another is still running gets a timer of its own
+    (``with_deadline``), so overlapping calls stay correct, only slower.
     """
 
-    __slots__ = ("_handle", "_armed_for", "_task", "_due", "_expired")
+    __slots__ = ("_handle", "_loop", "_armed_for", "_task", "_due", "_expired")
 
     def __init__(self) -> None:
         self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the timer is armed on
         self._armed_for = 0.0
         self._task: asyncio.Task[Any] | None = None
         self._due = 0.0
@@ -73,7 +75,7 @@ class SerialDeadline:
 
     async def run(self, aw: Awaitable[Any], timeout: float | None) -> Any:
         """Await ``aw``; raise ``TimeoutError`` after ``timeout`` seconds (``None``: no limit)."""
-        if timeout is None or sys.version_info < (3, 11):
+        if timeout is None or self._task is not None or sys.version_info < (3, 11):
             return await with_deadline(aw, timeout)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
@@ -82,10 +84,10 @@ class SerialDeadline:
         due = loop.time() + timeout
         self._task, self._due, self._expired = task, due, False
         handle = self._handle
-        if handle is None or due < self._armed_for:
-            if handle is not None:
-                handle.cancel()
-            self._handle, self._armed_for = loop.call_at(due, self._fire, loop), due
+        if handle is None or due < self._armed_for or self._loop is not loop:
+            if handle is not None and self._loop is loop:
+                handle.cancel()  # (another loop's timer is left to fire there and do nothing)
+            self._handle, self._loop, self._armed_for = loop.call_at(due, self._fire, loop), loop, due
         try:
             return await aw
         except asyncio.CancelledError:
@@ -97,6 +99,8 @@ class SerialDeadline:
             self._expired = False
 
     def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop is not self._loop:  # armed on a loop this object has since left
+            return
         self._handle = None
         task = self._task
         if task is None:  # idle: the next call arms a timer again
@@ -108,7 +112,12 @@ class SerialDeadline:
         task.cancel()
 
     def cancel(self) -> None:
-        """Disarm (the session is closing)."""
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        """Disarm (the session or client is closing); a timer of another loop is left to no-op."""
+        handle, self._handle = self._handle, None
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if handle is not None and running is self._loop:
+            handle.cancel()
+        self._loop = None

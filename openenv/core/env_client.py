@@ -38,7 +38,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as connect
 from websockets.protocol import State
 
-from openenv.core._deadline import with_deadline
+from openenv.core._deadline import SerialDeadline, with_deadline
 from openenv.core.client_actions import guard_step_payload
 from openenv.core.client_handles import AutoResult
 from openenv.core.client_mode import resolve_client_mode
@@ -128,6 +128,7 @@ class EnvClient(ProviderOwnedClient, ReconnectingClient, ABC, Generic[ActT, ObsT
         self._state = ClientState.UNOPENED
         self._features: frozenset[str] = frozenset()
         self._ids = itertools.count(1)
+        self._reply_deadline = SerialDeadline()  # one timer for this client's requests, not one each
         self._episode = False  # a reset succeeded on the current session
         self._lost: str | None = None  # why the previous session's episode was lost (until a reset)
         self._sync_face: SyncEnvClient | None = None
@@ -316,6 +317,7 @@ class EnvClient(ProviderOwnedClient, ReconnectingClient, ABC, Generic[ActT, ObsT
         if self._state is ClientState.CLOSED:
             return
         self._state = ClientState.CLOSED
+        self._reply_deadline.cancel()
         ws, loop = self._ws, self._ws_loop
         self._ws = self._ws_loop = None
         try:
@@ -392,7 +394,7 @@ class EnvClient(ProviderOwnedClient, ReconnectingClient, ABC, Generic[ActT, ObsT
         """Wait for the reply to what ``_send`` sent; typed errors for error replies and losses."""
         ws, rid, request = sent
         try:
-            reply, raw = await with_deadline(self._receive(ws, rid), wait_s or self._message_timeout)
+            reply, raw = await self._reply_deadline.run(self._receive(ws, rid), wait_s or self._message_timeout)
         except TimeoutError:
             if rid is None:  # no request ids: a late reply would be misread, so drop the socket
                 self._drop("a reply timed out")

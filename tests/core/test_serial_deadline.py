@@ -57,3 +57,21 @@ def test_outside_cancellation_stays_cancellation_and_calls_go_on() -> None:
         deadline.cancel()
 
     asyncio.run(go())
+
+
+def test_used_from_one_loop_then_another() -> None:
+    """A client may be driven from a new loop (``asyncio.run`` twice): the old loop's timer is left behind."""
+    deadline = SerialDeadline()
+
+    async def first() -> None:
+        assert await deadline.run(_quick(), 30.0) == 1  # arms a timer on this loop, which then closes
+
+    async def second() -> float:
+        assert await deadline.run(_quick(), 30.0) == 1
+        began = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await deadline.run(asyncio.sleep(10), 0.2)
+        return time.monotonic() - began
+
+    asyncio.run(first())
+    assert asyncio.run(second()) < 2.0

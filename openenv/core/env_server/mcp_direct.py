@@ -18,19 +18,26 @@ maps its exceptions. :func:`call_tool` skips the outer layers when the server is
 
 Then the tool runs through the same ``tool._run`` inside a ``Context`` and the same span, and its
 exceptions are logged and mapped exactly as ``call_tool`` does: the result or error is the full
-path's. Anything else (and a name not found, so hashed app-tool names resolve as before) takes
+path's. A sync tool's body still runs on a worker thread, through
+:func:`openenv.core.env_server.tool_threads.run_sync` instead of anyio's ``to_thread`` (fewer
+wake-ups; the same thread, context and cancellation guarantees): fastmcp's
+``function_tool.call_sync_fn_in_threadpool`` is replaced at import, when it is fastmcp's own, by
+one that takes that path only inside a direct call and anyio's everywhere else. Anything else (and a name not found, so hashed app-tool names resolve as before) takes
 ``server.call_tool``. The checks run on every call, so tools added, removed or disabled later are
 seen at once. ``tests/mcp/test_mcp_direct.py`` runs each kind of call through both paths.
 """
 
 from __future__ import annotations
 
+import functools
+from contextvars import ContextVar
 from typing import Any
 
 import fastmcp
 import httpx
 from fastmcp import FastMCP
 from fastmcp.exceptions import FastMCPError, ToolError, ValidationError
+from fastmcp.server import dependencies as fastmcp_dependencies
 from fastmcp.server import server as fastmcp_server
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import Middleware
@@ -41,10 +48,14 @@ from fastmcp.server.server import _is_backend_tool
 from fastmcp.server.server import logger as fastmcp_logger
 from fastmcp.server.telemetry import server_span
 from fastmcp.server.transforms.visibility import is_enabled
+from fastmcp.tools import function_tool
 from fastmcp.tools.base import Tool
 from fastmcp.tools.function_tool import FunctionTool
+from fastmcp.utilities import async_utils
 from mcp.server.lowlevel.server import request_ctx
 from pydantic import ValidationError as PydanticValidationError
+
+from openenv.core.env_server import tool_threads
 
 __all__ = ["VERIFIED_FASTMCP", "call_tool", "direct_tool", "enabled", "run_tool"]
 
@@ -64,6 +75,34 @@ def enabled() -> bool:
 
 
 _ENABLED = enabled()
+
+_DIRECT_TOOL: ContextVar[Any] = ContextVar("openenv_direct_tool", default=None)
+_FASTMCP_HOP = async_utils.call_sync_fn_in_threadpool
+
+
+_HOP_USERS = (function_tool, fastmcp_dependencies)  # a tool's body; a tool taking a Context
+
+
+async def _tool_body_in_thread(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """fastmcp's ``call_sync_fn_in_threadpool`` for tools: :mod:`tool_threads` inside a direct
+    call, fastmcp's own (anyio's ``to_thread``) otherwise."""
+    tool = _DIRECT_TOOL.get()
+    if tool is None:
+        return await _FASTMCP_HOP(fn, *args, **kwargs)
+    return await tool_threads.run_sync(functools.partial(fn, **kwargs) if kwargs else fn, *args, key=id(tool))
+
+
+def _install_thread_hop() -> bool:
+    if not (_ENABLED and tool_threads.AVAILABLE):
+        return False
+    if not all(module.call_sync_fn_in_threadpool in (_FASTMCP_HOP, _tool_body_in_thread) for module in _HOP_USERS):
+        return False
+    for module in _HOP_USERS:
+        module.call_sync_fn_in_threadpool = _tool_body_in_thread
+    return True
+
+
+_THREAD_HOP = _install_thread_hop()
 
 
 def _passes_through(middleware: Any) -> bool:
@@ -120,6 +159,7 @@ async def run_tool(server: Any, tool: Any, name: str, arguments: dict[str, Any])
     async with Context(fastmcp=server):
         with server_span(f"tools/call {name}", "tools/call", server.name, "tool", name, tool_name=name) as span:
             span.set_attributes(tool.get_span_attributes())
+            token = _DIRECT_TOOL.set(tool if tool.timeout is None else None)
             try:
                 return await tool._run(arguments or {}, task_meta=None)
             except ValidationError as e:
@@ -142,3 +182,5 @@ async def run_tool(server: Any, tool: Any, name: str, arguments: dict[str, Any])
                 if server._mask_error_details:
                     raise ToolError(f"Error calling tool {name!r}") from e
                 raise ToolError(f"Error calling tool {name!r}: {e}") from e
+            finally:
+                _DIRECT_TOOL.reset(token)

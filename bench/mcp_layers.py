@@ -31,7 +31,7 @@ import mcp_tools_env  # noqa: E402
 from fastmcp.server.context import Context  # noqa: E402
 from fastmcp.server.telemetry import server_span  # noqa: E402
 
-from openenv.core.env_server import mcp_direct  # noqa: E402
+from openenv.core.env_server import mcp_direct, tool_threads  # noqa: E402
 
 ARGS = {"message": "hi"}
 
@@ -104,6 +104,7 @@ async def layers() -> dict[str, Callable[[], Awaitable[object]]]:
         "  Context + server_span": context_and_span,
         "  tool._run (validate, run, convert)": lambda: tool._run(ARGS),
         "  anyio worker-thread hop": lambda: anyio.to_thread.run_sync(int),  # a no-op sync call
+        "  tool_threads hop (direct path)": lambda: tool_threads.run_sync(int, key="bench"),
         "  task + asyncio.wait (deadline)": task_and_wait,
     }
 

@@ -24,7 +24,8 @@ wake-ups; the same thread, context and cancellation guarantees): fastmcp's
 ``function_tool.call_sync_fn_in_threadpool`` is replaced at import, when it is fastmcp's own, by
 one that takes that path only inside a direct call and anyio's everywhere else. Anything else
 (and a name not found, so hashed app-tool names resolve as before) takes ``server.call_tool``.
-The checks run on every call, so tools added, removed or disabled later are seen at once. ``tests/mcp/test_mcp_direct.py`` runs each kind of call through both paths.
+The checks run on every call, so tools added, removed or disabled later are seen at once.
+``tests/mcp/test_mcp_direct.py`` runs each kind of call through both paths.
 """
 
 from __future__ import annotations

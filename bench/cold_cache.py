@@ -9,7 +9,7 @@ that touches almost nothing. Prints medians (microseconds) and the ratio to warm
 
 If only sleeping slowed the next call, the cause would be our own idle: the CPU's idle state or
 the scheduler. If spinning slows it as much, the process's code and data leave the CPU's caches
-with elapsed time whatever the process does (the host runs other work on the same cores), so
+with elapsed time whatever the process does (presumably the host's other work), so
 every process a request crosses pays cold caches on its first few hundred microseconds of
 Python, in proportion to the code it touches. That is why "after a pause" figures here (REPL
 cells, ``bench/repl_cells.py``) sit well above back-to-back ones for the floors too.

@@ -20,9 +20,10 @@ Then the tool runs through the same ``tool._run`` inside a ``Context`` and the s
 exceptions are logged and mapped exactly as ``call_tool`` does: the result or error is the full
 path's. A sync tool's body still runs on a worker thread, through
 :func:`openenv.core.env_server.tool_threads.run_sync` instead of anyio's ``to_thread`` (fewer
-wake-ups; the same thread, context and cancellation guarantees): fastmcp's
-``function_tool.call_sync_fn_in_threadpool`` is replaced at import, when it is fastmcp's own, by
-one that takes that path only inside a direct call and anyio's everywhere else. Anything else
+wake-ups; the same thread, context and cancellation guarantees): ``call_sync_fn_in_threadpool``
+as fastmcp's ``function_tool`` and ``server.dependencies`` use it (a tool's body; a tool taking a
+``Context``) is replaced at import, when it is fastmcp's own, by one that takes that path only
+inside a direct call and anyio's everywhere else. Anything else
 (and a name not found, so hashed app-tool names resolve as before) takes ``server.call_tool``.
 The checks run on every call, so tools added, removed or disabled later are seen at once.
 ``tests/mcp/test_mcp_direct.py`` runs each kind of call through both paths.

@@ -62,12 +62,35 @@ class Identity:
 
         Call only once every process of the uid is dead. Blocking (a walk of /tmp): run it in a thread.
         """
-        if self._lock_fd is not None:
-            if self.uid is not None:
-                scrub_uid_files(self.uid)
-            os.ftruncate(self._lock_fd, 0)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        release_all([self])
+
+
+def release_all(idents: list[Identity]) -> None:
+    """:meth:`Identity.release` for many uids with one walk of the shared temp dirs.
+
+    If the walk fails, the locks are dropped with their ``busy`` mark kept, so whoever takes one
+    of these uids next kills and scrubs it first (the crashed-holder path); none is lost for good.
+    """
+    held = [ident for ident in idents if ident._lock_fd is not None]
+    try:
+        scrub_uid_files(*(ident.uid for ident in held if ident.uid is not None))
+    except BaseException:
+        for ident in held:
+            _unlock(ident, clean=False)
+        raise
+    for ident in held:
+        _unlock(ident, clean=True)
+
+
+def _unlock(ident: Identity, *, clean: bool) -> None:
+    fd, ident._lock_fd = ident._lock_fd, None
+    if fd is None:
+        return
+    try:
+        if clean:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
 
 
 def acquire_identity(wait_s: float = 10.0) -> Identity:
@@ -122,16 +145,19 @@ def kill_uid(uid: int) -> None:
     )
 
 
-def scrub_uid_files(uid: int) -> None:
-    """Delete files and directories owned by ``uid`` in the shared temp dirs (none of its processes run)."""
+def scrub_uid_files(*uids: int) -> None:
+    """Delete files and directories owned by any of ``uids`` in the shared temp dirs (none of their processes run)."""
     dirs = [d for d in SHARED_TMP if os.path.isdir(d)]
-    if not dirs:
+    if not dirs or not uids:
         return
+    owners: list[str] = []
+    for uid in uids:
+        owners += ["-o", "-user", str(uid)] if owners else ["-user", str(uid)]
     try:
-        subprocess.run(["find", *dirs, "-xdev", "-user", str(uid), "-delete"], stdin=subprocess.DEVNULL,
+        subprocess.run(["find", *dirs, "-xdev", "(", *owners, ")", "-delete"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise RuntimeError(f"could not delete the files of worker uid {uid}: {exc}") from exc
+        raise RuntimeError(f"could not delete the files of worker uids {list(uids)}: {exc}") from exc
 
 
 def kill_group(pid: int) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import threading
 import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from openenv.core.errors import EnvExecutionError
 from openenv.envs.repl.config import Limits
-from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, kill_group, kill_uid
+from openenv.envs.repl.identity import Identity, Workdirs, acquire_identity, kill_group, kill_uid, release_all
 from openenv.envs.repl.isolation import require_isolation
 from openenv.envs.repl.launch import WorkerProcess, install_worker, kill, spawn
 
@@ -28,6 +29,8 @@ __all__ = ["POOL", "Warm", "WarmPool", "discard", "dirs", "release_later", "reti
 log = logging.getLogger("openenv.repl")
 _release_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openenv-repl-release")
 _background: set[asyncio.Future[None]] = set()
+_to_release: list[Identity] = []
+_to_release_lock = threading.Lock()
 REFILL_DELAY_S = 0.005  # lets the reset's reply leave before a replacement is forked
 CLEANUP_DELAY_S = 0.005  # the same for reaping a retired worker (it was SIGKILLed at once)
 
@@ -101,10 +104,25 @@ async def _retire(worker: WorkerProcess | None, ident: Identity, workdir: str) -
 
 
 def release_later(ident: Identity) -> None:
-    """Scrubbing /tmp takes a while: give the uid back in the background."""
-    fut = asyncio.get_running_loop().run_in_executor(_release_pool, ident.release)
+    """Scrubbing /tmp takes a while: give the uid back in the background.
+
+    Uids waiting together are released together, with one walk of /tmp, so a burst of closed
+    sessions costs one walk rather than one each (a queue of walks once outgrew the time a
+    waiting reset allows).
+    """
+    with _to_release_lock:
+        _to_release.append(ident)
+    fut = asyncio.get_running_loop().run_in_executor(_release_pool, _release_waiting)
     _background.add(fut)
     fut.add_done_callback(_released)
+
+
+def _release_waiting() -> None:
+    with _to_release_lock:
+        batch = _to_release[:]
+        _to_release.clear()
+    if batch:
+        release_all(batch)
 
 
 def _released(fut: asyncio.Future[None]) -> None:

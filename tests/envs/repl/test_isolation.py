@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from openenv.envs.repl.identity import is_root
 from tests._require import require
 from tests.envs.repl.conftest import pid_gone, run, test_limits
@@ -106,6 +108,58 @@ def test_a_crashed_holders_processes_die_before_its_uid_is_reused(monkeypatch) -
     finally:
         leftover.kill()
         leftover.wait()
+
+
+def test_uids_released_together_are_scrubbed_in_one_walk_and_reusable(monkeypatch) -> None:
+    from openenv.envs.repl import identity, pool
+
+    require(is_root(), "root, for per-session uids")
+    monkeypatch.setattr(identity, "UID_BASE", 460000 + os.getpid() % 10000)
+    monkeypatch.setattr(identity, "UID_COUNT", 3)
+    held = [identity.acquire_identity() for _ in range(3)]
+    paths = [f"/tmp/openenv-repl-test-batch-{os.getpid()}-{i}" for i in range(3)]
+    for ident, path in zip(held, paths, strict=True):
+        with open(path, "w") as f:
+            f.write("left behind")
+        os.chown(path, ident.uid, ident.gid)
+    walks: list[tuple[int, ...]] = []
+    scrub = identity.scrub_uid_files
+    monkeypatch.setattr(identity, "scrub_uid_files", lambda *uids: (walks.append(uids), scrub(*uids)))
+    for ident in held:
+        pool._to_release.append(ident)
+    pool._release_waiting()
+    assert walks == [tuple(ident.uid for ident in held)]
+    assert not any(os.path.exists(p) for p in paths)
+    again = [identity.acquire_identity(wait_s=0) for _ in range(3)]  # all three free again
+    identity.release_all(again)
+
+
+def test_a_failed_scrub_leaves_the_uid_marked_busy_not_lost(monkeypatch) -> None:
+    from openenv.envs.repl import identity
+
+    require(is_root(), "root, for per-session uids")
+    monkeypatch.setattr(identity, "UID_BASE", 450000 + os.getpid() % 10000)
+    monkeypatch.setattr(identity, "UID_COUNT", 1)
+    first = identity.acquire_identity()
+    path = f"/tmp/openenv-repl-test-unscrubbed-{os.getpid()}"
+    with open(path, "w") as f:
+        f.write("left behind")
+    os.chown(path, first.uid, first.gid)
+    scrub = identity.scrub_uid_files
+
+    def failing(*uids: int) -> None:
+        raise RuntimeError("the walk failed")
+
+    monkeypatch.setattr(identity, "scrub_uid_files", failing)
+    with pytest.raises(RuntimeError):
+        first.release()
+    monkeypatch.setattr(identity, "scrub_uid_files", scrub)
+    second = identity.acquire_identity(wait_s=0)  # the uid is free, and scrubbed before it is handed out
+    try:
+        assert second.uid == first.uid
+        assert not os.path.exists(path)
+    finally:
+        second.release()
 
 
 def test_worker_code_on_disk_is_read_only_to_cells(make_env) -> None:

@@ -131,6 +131,14 @@ def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None
         run=run,
         parent_episode_id=m.get("parent_episode_id"),
         fork_step=m.get("fork_step"),
+        training_run_id=m.get("training_run_id"),
+        train_step=m.get("train_step"),
+        group_id=m.get("group_id"),
+        group_index=m.get("group_index"),
+        finish_reason=m.get("finish_reason"),
+        trainer_reward=m.get("trainer_reward"),
+        reward_components=loads(m["reward_components"]) if m.get("reward_components") else None,
+        advantage=m.get("advantage"),
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 
 from tests.studio.conftest import HX, StudioClient, make_settings, running_studio
+from tests.studio.html import page
 
 
 def test_write_without_csrf_token_is_refused(sc: StudioClient) -> None:
@@ -85,3 +86,29 @@ def test_allowed_host_and_origin_settings(tmp_path: Path) -> None:
         refused = http.post("/envs/catalogue", data={"target": "pkg.other:app", "csrf_token": csrf.group(1)},
                             headers={"Origin": "http://127.0.0.1:10"})
         assert refused.status_code == 403
+
+
+def test_no_studio_page_may_be_framed(sc: StudioClient, studio_url: str) -> None:
+    port = studio_url.rsplit(":", 1)[1]
+    for resp in (sc.http.get("/envs"), sc.http.get("/episodes"), sc.http.get("/models"), sc.http.get("/nope"),
+                 sc.http.get("/envs", headers={"Host": f"evil.example:{port}"})):
+        assert resp.headers["x-frame-options"] == "DENY", resp.url
+        assert "frame-ancestors 'none'" in resp.headers["content-security-policy"]
+
+
+def test_get_play_opens_no_session(sc: StudioClient, echo_rid: str) -> None:
+    first = sc.http.get(f"/play/{echo_rid}", headers={"Sec-Fetch-Site": "cross-site"})
+    assert first.status_code == 200 and 'id="play-start-form"' in first.text
+    assert 'data-autostart="false"' in first.text  # a link from another site: the user must press the button
+    env_url = re.search(r'at <span class="mono">([^<]+)</span>', first.text).group(1)
+    before = len(httpx.get(f"{env_url}/sessions", timeout=10).json()["sessions"])
+    for _ in range(5):
+        assert 'id="play-start-form"' in sc.http.get(f"/play/{echo_rid}").text
+    assert len(httpx.get(f"{env_url}/sessions", timeout=10).json()["sessions"]) == before
+    asked = sc.http.get(f"/play/{echo_rid}", headers={"Sec-Fetch-Site": "same-origin"})
+    assert 'data-autostart="true"' in asked.text  # from the studio's own Play link: it starts at once
+    assert sc.http.post(f"/play/{echo_rid}", data={}).status_code == 403  # opening is a CSRF-checked POST
+    opened = sc.open_play(echo_rid)
+    sid = page(opened.text).by_id("env-page").attrs["data-session"]
+    assert len(httpx.get(f"{env_url}/sessions", timeout=10).json()["sessions"]) == before + 1
+    assert sc.post(f"/play/s/{sid}/close", {}).status_code == 204

@@ -30,7 +30,7 @@ from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
 from webui.studio.routes import compare, envs, episodes, forks, models, play, sessions, tokens
-from webui.studio.security import TimingMiddleware, TokenGate, check_csrf, new_secret
+from webui.studio.security import NoFraming, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
 
@@ -119,5 +119,6 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
 
     app.add_middleware(TokenGate, token=settings.token)
     app.add_middleware(OriginGuard, policy=app.state.origin_policy)  # Host and Origin, before the token
+    app.add_middleware(NoFraming)  # also on the 403s above
     app.add_middleware(TimingMiddleware)
     return app

@@ -24,7 +24,7 @@ from starlette.requests import Request
 
 from openenv.core.origin_policy import OriginPolicy
 
-__all__ = ["COOKIE", "CSRF_HEADER", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
+__all__ = ["COOKIE", "CSRF_HEADER", "NoFraming", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
 
 COOKIE = "openenv_studio_token"
 CSRF_HEADER = "X-CSRF-Token"
@@ -88,6 +88,28 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+class NoFraming:
+    """No studio page may be framed by another page (clickjacking Stop, Delete, Launch):
+    ``X-Frame-Options: DENY`` and CSP ``frame-ancestors 'none'`` on every answer."""
+
+    _HEADERS = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"))
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def framed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self._HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, framed)
 
 
 class TimingMiddleware:

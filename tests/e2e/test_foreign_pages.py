@@ -129,11 +129,13 @@ def test_the_studio_cannot_be_framed(hostile: Any, tmp_path: Path) -> None:
 
 
 def test_own_pages_still_work(context: Any, echo_cli: str) -> None:
-    """The env's own /web page (same origin) resets and steps as before."""
+    """The env's own /web page (same origin: its posts carry its own Origin) resets and steps."""
     tab = context.new_page()
     tab.goto(f"{echo_cli}/web")
-    tab.locator("#reset-button").click()
-    tab.locator("textarea, input[type=text]").first.fill("hello from /web")
-    tab.locator("#step-button").click()
-    tab.get_by_text("hello from /web").first.wait_for()
+    tab.click("#reset-button")
+    tab.wait_for_selector("#observation .badge.step:text('reset')")
+    tab.fill('[id="f-a.message"]', "hello from /web")
+    tab.click("#step-button")
+    tab.wait_for_selector("#observation .badge.step:text('step 1')")
+    assert "hello from /web" in tab.inner_text("#observation")
     tab.close()

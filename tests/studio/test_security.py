@@ -112,3 +112,10 @@ def test_get_play_opens_no_session(sc: StudioClient, echo_rid: str) -> None:
     sid = page(opened.text).by_id("env-page").attrs["data-session"]
     assert len(httpx.get(f"{env_url}/sessions", timeout=10).json()["sessions"]) == before + 1
     assert sc.post(f"/play/s/{sid}/close", {}).status_code == 204
+
+
+def test_overlong_catalogue_targets_are_a_clear_4xx(sc: StudioClient) -> None:
+    for target, words in (("x" * 5000, "at most 1024 characters"), ("y" * 300, "neither an env directory"),
+                          ("pkg/" * 200 + "app", "neither an env directory")):
+        resp = sc.post("/envs/catalogue", {"target": target})
+        assert resp.status_code == 422 and words in resp.text, (len(target), resp.status_code)

@@ -43,6 +43,8 @@ WS_CLOSE_FORBIDDEN = 4403
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _OPEN_PATHS = frozenset({"/health"})
 _CHECKED = "openenv.origin_checked"
+_WANTED = frozenset({b"host", b"origin", b"sec-fetch-site"})
+_HOST_CACHE = 256
 _WS_REASONS = {"HOST_NOT_ALLOWED": "HOST_NOT_ALLOWED: this server does not answer that Host (see --allow-host)",
                "ORIGIN_NOT_ALLOWED": "ORIGIN_NOT_ALLOWED: pages from another origin may not use this server"}
 
@@ -168,13 +170,24 @@ class OriginGuard:
     def __init__(self, app: Any, policy: OriginPolicy | None = None) -> None:
         self.app = app
         self.policy = policy if policy is not None else OriginPolicy.from_env()
+        self._hosts: dict[tuple[str, str | None], bool] = {}  # (Host, local address) -> answered
 
     def refusal(self, scope: dict[str, Any]) -> tuple[str, str] | None:
         """``(code, message)`` when this request is refused, else ``None``."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        headers: dict[str, str] = {}
+        for key, value in scope.get("headers") or ():
+            name = key.lower()
+            if name in _WANTED:
+                headers[name.decode("latin-1")] = value.decode("latin-1")
         host = headers.get("host", "")
         local = (scope.get("server") or (None, None))[0]
-        if not self.policy.host_ok(host, local):
+        ok = self._hosts.get((host, local))
+        if ok is None:
+            ok = self.policy.host_ok(host, local)
+            if len(self._hosts) >= _HOST_CACHE:
+                self._hosts.clear()
+            self._hosts[(host, local)] = ok
+        if not ok:
             return ("HOST_NOT_ALLOWED",
                     f"This server does not answer requests addressed to {host_name(host) or host!r}: use 127.0.0.1 "
                     "or localhost, or start it with --allow-host NAME (OPENENV_ALLOW_HOSTS).")
@@ -182,8 +195,8 @@ class OriginGuard:
             if not self.policy.origin_ok(headers):
                 origin = headers.get("origin") or headers.get("sec-fetch-site", "")
                 return ("ORIGIN_NOT_ALLOWED",
-                        f"A web page from {origin!r} may not use this server: only its own pages may (start it "
-                        "with --allow-origin ORIGIN (OPENENV_ALLOW_ORIGINS) to allow another).")
+                        f"A web page from {origin!r} may not use this server (Origin check): only its own pages "
+                        "may; start it with --allow-origin ORIGIN (OPENENV_ALLOW_ORIGINS) to allow another.")
         return None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:

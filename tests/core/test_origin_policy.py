@@ -4,6 +4,8 @@ other origins' pages refused on HTTP, ``/ws`` and ``/mcp``; clients without ``Or
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -15,7 +17,7 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.origin_policy import OriginGuard, OriginPolicy, normalise_origin
 from openenv.envs.echo.environment import EchoEnvironment
 from openenv.envs.echo.models import EchoAction, EchoObservation
-from tests.server_utils import running_server
+from tests.server_utils import free_port, running_server, stop_process, wait_healthy
 
 FOREIGN = "http://127.0.0.1:9"  # a page served from another loopback port
 
@@ -142,3 +144,21 @@ def test_guard_runs_once_however_stacked(echo: str) -> None:
     outer = OriginGuard(app, OriginPolicy.build(allow_origins=[FOREIGN]))  # what `openenv serve` adds
     with running_server(outer) as url:
         assert httpx.post(f"{url}/reset", json={}, headers={"Origin": FOREIGN}, timeout=10).status_code == 200
+
+
+def test_serve_flags_allow_a_host_and_an_origin() -> None:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "openenv.cli.main", "serve", "echo", "--port", str(port),
+                             "--allow-host", "notebook.lan", "--allow-origin", FOREIGN],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, timeout_s=60)
+        assert httpx.post(f"{url}/reset", json={}, headers={"Origin": FOREIGN}, timeout=10).status_code == 200
+        assert httpx.get(f"{url}/schema", headers={"Host": "notebook.lan"}, timeout=10).status_code == 200
+        assert httpx.get(f"{url}/schema", headers={"Host": "other.lan"}, timeout=10).status_code == 403
+    finally:
+        stop_process(proc)
+    bad = subprocess.run([sys.executable, "-m", "openenv.cli.main", "serve", "echo", "--allow-origin", "localhost:1"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "not an origin" in bad.stderr and "Traceback" not in bad.stderr

@@ -20,6 +20,9 @@ from openenv.core.errors import CapacityError, FactoryError, SessionNotFoundErro
 __all__ = ["Session", "SessionManager"]
 
 log = logging.getLogger("openenv.server")
+# Sessions no connection holds (HTTP ``X-OpenEnv-Session``, ``/mcp`` session/create): when the cap is
+# reached they cannot lock out a connected client, which reclaims the longest idle of them.
+CONNECTIONLESS_KINDS = frozenset({"http", "mcp"})
 
 
 @dataclass(eq=False)
@@ -97,7 +100,10 @@ class SessionManager:
         return session
 
     async def create(self, kind: str) -> Session:
-        """Open a session; raises CapacityError or FactoryError."""
+        """Open a session; raises CapacityError or FactoryError. At the cap, a connected kind
+        (``ws``, ``mcp-ws``, ``web``...) closes the longest-idle connectionless session first."""
+        if self.active >= self.max_sessions and kind not in CONNECTIONLESS_KINDS:
+            await self._reclaim_connectionless()
         if self.active >= self.max_sessions:
             raise CapacityError(
                 f"Server at capacity: {self.active}/{self.max_sessions} sessions in use",
@@ -112,6 +118,13 @@ class SessionManager:
         session = Session(id=uuid.uuid4().hex, kind=kind, env=env, owned=not self.shared_instance)
         self._sessions[session.id] = session
         return session
+
+    async def _reclaim_connectionless(self) -> None:
+        idle = [s for s in self._sessions.values() if s.kind in CONNECTIONLESS_KINDS and not s.busy and not s.attached]
+        if idle:
+            victim = min(idle, key=lambda s: s.last_active)
+            log.warning("server full: closing idle %s session %s for a connected client", victim.kind, victim.id)
+            await self.close(victim.id, reason="Session reclaimed: the server was full and a connected client needed its slot")
 
     def any_env(self) -> Any:
         """The environment of some open session, or ``None``."""

@@ -66,6 +66,10 @@ class EpisodeFilter:
     max_length: int | None = None
     finished: bool | None = None
     seed: int | None = None
+    training_run_id: str | None = None  # a training run's rollouts (schema 5), by step range and group
+    step_min: int | None = None
+    step_max: int | None = None
+    group_id: str | None = None
 
     def clauses(self) -> list[ColumnElement[bool]]:
         c = _EP.c
@@ -76,6 +80,8 @@ class EpisodeFilter:
             (c.label, self.label),
             (c.run_id, self.run_id),
             (c.seed, self.seed),
+            (c.training_run_id, self.training_run_id),
+            (c.group_id, self.group_id),
         ):
             if value is not None:
                 out.append(column == value)
@@ -93,6 +99,10 @@ class EpisodeFilter:
             out.append(c.step_count >= self.min_length)
         if self.max_length is not None:
             out.append(c.step_count <= self.max_length)
+        if self.step_min is not None:
+            out.append(c.train_step >= self.step_min)
+        if self.step_max is not None:
+            out.append(c.train_step <= self.step_max)
         if self.finished is not None:
             out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
         return out

@@ -106,6 +106,7 @@ class _Recorder:
         self.episode_id: str | None = None
         self.episode_bytes = b""
         self.index = 0
+        self.training: dict[str, Any] | None = None  # training run tags of the episodes started next
         self.wire = self._wire_source(client)
         self._run_args = {
             "label": label,
@@ -197,6 +198,7 @@ class _Recorder:
             latency_ms=latency_ms,
             state=state,
             journaled=self.journaled,
+            training=self.training,
         )
         self.index = 0
         self.episode_bytes = self.episode_id.encode()
@@ -285,6 +287,11 @@ class _RecordingClient:
         self._rec.flush()
         self._rec.store.record_turn(self._rec.episode_id, self._rec.index if index is None else index, actor, data,
                                     journaled=self._rec.journaled)  # fmt: skip
+
+    def tag_episodes(self, **training: Any) -> None:
+        """Tag the episodes started from now on with a training run, step, group and index
+        (``EpisodeStore.start_episode``'s ``training``); no arguments: stop tagging."""
+        self._rec.training = training or None
 
     def end_episode(self, reason: str) -> None:
         """End the open episode now with ``reason`` (``model_error``, ``invalid_action``...)."""

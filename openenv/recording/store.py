@@ -41,6 +41,7 @@ from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
+from .training_runs import TrainingRunsMixin, training_values
 
 __all__ = ["EpisodeStore", "new_id"]
 
@@ -56,8 +57,9 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class EpisodeStore:
-    """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL)."""
+class EpisodeStore(TrainingRunsMixin):
+    """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL); training runs:
+    ``training_runs.py``."""
 
     def __init__(
         self, target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, journal: bool = True
@@ -208,11 +210,13 @@ class EpisodeStore:
         episode_id: str | None = None,
         replaces: str | None = None,
         journaled: bool = False,
+        training: dict[str, Any] | None = None,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
         ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
+        ``training``: its training run, step, group and index (``training_runs.TRAINING_COLUMNS``).
         """
         kwargs = dict(reset_kwargs or {})
         seed = kwargs.get("seed")
@@ -232,6 +236,7 @@ class EpisodeStore:
             "step_count": 0,
             "total_reward": None,
             "done": done,
+            **(training_values(training) if training else {}),
         }
         run = self._runs.get(run_id) if journaled and self.journaled else None
         if run is not None:

@@ -17,6 +17,7 @@ from .errors import EpisodeNotFoundError, RecordingError, StoreCorruptError
 from .jsonable import loads
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+from .tokens import unpack as unpack_tokens
 
 __all__ = [
     "EpisodeFilter",
@@ -254,10 +255,16 @@ def load_agent_turns(
     """``{index: (actor, data)}`` of an episode's ``step_agent`` rows with ``start <= index <= stop``
     (a turn that never became a step included)."""
     c = _AGENT.c
-    stmt = select(c.idx, c.actor, c.data).where(c.episode_id == episode_id, c.idx >= start)
+    stmt = select(c.idx, c.actor, c.data, c.tokens).where(c.episode_id == episode_id, c.idx >= start)
     if stop is not None:
         stmt = stmt.where(c.idx <= stop)
-    return {idx: (actor, loads(data)) for idx, actor, data in conn.execute(stmt)}
+    out = {}
+    for idx, actor, data, tokens in conn.execute(stmt):
+        try:
+            out[idx] = (actor, unpack_tokens(loads(data), tokens) if tokens else loads(data))
+        except ValueError as exc:
+            raise StoreCorruptError(f"the tokens of turn {idx} of episode {episode_id} are damaged ({exc})") from None
+    return out
 
 
 def load_rewards(conn: Connection, episode_id: str) -> list[float | None]:

@@ -41,6 +41,7 @@ from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
+from .tokens import pack as pack_tokens
 from .training_runs import TrainingRunsMixin, training_values
 
 __all__ = ["EpisodeStore", "new_id"]
@@ -334,7 +335,9 @@ class EpisodeStore(TrainingRunsMixin):
         """Record who acted at step ``index`` (``"model"``/``"human"``) and, for a model, its prompt,
         completion, tokens and latency (``data``, JSON; never an API key). ``journaled``: durable in
         the step journal now and committed with the steps (a journaled store), else committed now."""
-        row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data)}
+        data, tokens = pack_tokens(data)  # token id/logprob/mask lists as typed arrays (tokens.py)
+        row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data),
+               "tokens": tokens}  # fmt: skip
         if journaled and self.journaled:
             self._step_journal().insert("step_agent", row)
             return

@@ -203,6 +203,16 @@ class _Recorder:
         self.index = 0
         self.episode_bytes = self.episode_id.encode()
 
+    def begin_without_reset(self) -> None:
+        """Start an episode with no reset (a fresh session stepped as it is): no reset observation,
+        ``metadata={"reset": False}``."""
+        assert self.run_id is not None
+        self.end("reset")
+        self.episode_id = self.store.start_episode(self.run_id, observation=None, metadata={"reset": False},
+                                                   journaled=self.journaled, training=self.training)  # fmt: skip
+        self.index = 0
+        self.episode_bytes = self.episode_id.encode()
+
     def payload(self, action: Any) -> Any:
         return self.client._step_payload(action) if self.episode_id is not None else None
 
@@ -390,6 +400,14 @@ class SyncRecordingEnvClient(_RecordingClient):
         self._rec.on_reset(kwargs, result, latency, state)
         return result
 
+    def begin_episode(self) -> None:
+        """Record an episode from here on without a reset (TRL's environments that step a session
+        they never reset): the steps after this are its steps."""
+        self._rec.store.check()
+        if self._rec.needs_env_info:
+            self._rec.open_run(fetch_env_info(self._client.base_url, _headers(self._client)))
+        self._rec.begin_without_reset()
+
     def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
         wire = self._rec.wire_ready()
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
@@ -462,18 +480,8 @@ def record(
     Returns:
         a ``RecordingEnvClient`` (async) or ``SyncRecordingEnvClient`` with the client's methods.
     """
-    rec = _Recorder(
-        client,
-        store,
-        label=label,
-        source=source,
-        env_name=env_name,
-        provider=provider,
-        image=image,
-        info=info,
-        capture_state=capture_state,
-        commit_every=commit_every,
-    )
+    rec = _Recorder(client, store, label=label, source=source, env_name=env_name, provider=provider, image=image,
+                    info=info, capture_state=capture_state, commit_every=commit_every)  # fmt: skip
     if isinstance(client, EnvClient):  # its step is sync or async by caller: go by how it is used
         if client._sync_bound():
             rec.client = client = client.sync()

@@ -107,6 +107,7 @@ class _Recorder:
         self.episode_bytes = b""
         self.index = 0
         self.training: dict[str, Any] | None = None  # training run tags of the episodes started next
+        self.auto_begin = False  # a step outside an episode begins one (``begin_without_reset``)
         self.wire = self._wire_source(client)
         self._run_args = {
             "label": label,
@@ -409,6 +410,8 @@ class SyncRecordingEnvClient(_RecordingClient):
         self._rec.begin_without_reset()
 
     def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        if self._rec.auto_begin and self._rec.episode_id is None:
+            self.begin_episode()
         wire = self._rec.wire_ready()
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()

@@ -92,6 +92,8 @@ class TrlRecorder:
                 clients.append(wrapped)
             elif hasattr(value, "tag_episodes"):
                 clients.append(value)
+        for c in clients:
+            c._rec.auto_begin = True  # a session stepped without a reset is an episode too (TRL's echo guide)
         self._clients[id(instance)] = clients
         reset = instance.reset
         instance.reset = functools.partial(self._reset, instance, reset)
@@ -101,21 +103,11 @@ class TrlRecorder:
     def _reset(self, instance: Any, reset: Any, **kwargs: Any) -> Any:
         envs = self.trainer.environments or []
         i = next((k for k, e in enumerate(envs) if e is instance), None)
-        clients = self._clients.get(id(instance), [])
-        before = [c.episode_id for c in clients]
-        for c in clients:
+        for c in self._clients.get(id(instance), []):
             c.end_episode("rollout_end")  # defensively: the last batch ended it already
-            if i is not None:
+            if i is not None:  # the episode this rollout starts (by a reset, or by its first step)
                 c.tag_episodes(**self.tags(i))
-        try:
-            return reset(**kwargs)
-        finally:
-            for c, was in zip(clients, before, strict=True):
-                if c.episode_id is None or c.episode_id == was:  # no reset: it steps a session as it is
-                    begin = getattr(c, "begin_episode", None)
-                    if begin is not None:
-                        begin()
-                c.tag_episodes()
+        return reset(**kwargs)
 
     # -- tags ---------------------------------------------------------------------------------------
     def _mode(self) -> str:
@@ -175,6 +167,7 @@ class TrlRecorder:
         for clients in self._clients.values():
             for c in clients:
                 c.end_episode(reason)
+                c.tag_episodes()
 
     # -- after a scored batch ---------------------------------------------------------------------
     def _scores(self, n: int) -> tuple[list[float | None], list[dict[str, float | None]], list[float | None]]:
@@ -194,8 +187,16 @@ class TrlRecorder:
             comps.append({name: (None if v is None or math.isnan(v) else float(v)) for name, v in zip(names, values, strict=True)})
         return rewards, comps, advantages + [None] * (n - len(advantages))  # type: ignore[list-item]
 
+    def _begin_missing(self) -> None:
+        """A rollout whose environment neither reset nor stepped its session: an empty episode."""
+        for instance in self.trainer.environments or []:
+            for c in self._clients.get(id(instance), []):
+                if c.episode_id is None and getattr(c, "begin_episode", None) is not None:
+                    c.begin_episode()
+
     def _after_batch(self, n: int, step: int, mode: str) -> None:
         rewards, comps, advantages = self._scores(n)
+        self._begin_missing()
         self.store.flush()
         found = {(e.group_id, e.group_index): e for e in self.store.iter_episodes(
             EpisodeFilter(training_run_id=self.run.id, step_min=step, step_max=step))}  # fmt: skip

@@ -78,6 +78,7 @@ class TrlRecorder:
         self._clients: dict[int, list[Any]] = {}  # id(instance) -> its recording clients
         self._generated: tuple[list[Any], tuple[Any, ...]] | None = None
         self.missing = 0  # rollouts whose episode was not found (the env never started one)
+        self._failed: set[int] = set()  # instances whose env call raised during this batch
 
     # -- environment_factory ----------------------------------------------------------------------
     def instrument(self, instance: Any) -> Any:
@@ -94,15 +95,25 @@ class TrlRecorder:
                 clients.append(value)
         for c in clients:
             c._rec.auto_begin = True  # a session stepped without a reset is an episode too (TRL's echo guide)
+            for method in ("reset", "step"):  # an env call that raised makes the rollout's finish reason env_error
+                setattr(c, method, functools.partial(self._watch, instance, getattr(c, method)))
         self._clients[id(instance)] = clients
         reset = instance.reset
         instance.reset = functools.partial(self._reset, instance, reset)
         setattr(instance, _MARK, self)
         return instance
 
+    def _watch(self, instance: Any, call: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except Exception:
+            self._failed.add(id(instance))
+            raise
+
     def _reset(self, instance: Any, reset: Any, **kwargs: Any) -> Any:
         envs = self.trainer.environments or []
         i = next((k for k, e in enumerate(envs) if e is instance), None)
+        self._failed.discard(id(instance))
         for c in self._clients.get(id(instance), []):
             c.end_episode("rollout_end")  # defensively: the last batch ended it already
             if i is not None:  # the episode this rollout starts (by a reset, or by its first step)
@@ -212,11 +223,13 @@ class TrlRecorder:
             if episode is None:
                 self.missing += 1
                 continue
-            reason = "env_done" if episode.done else "stop"
+            envs = t.environments or []
+            failed = i < len(envs) and id(envs[i]) in self._failed
+            reason = "env_done" if episode.done else "env_error" if failed else "stop"
             if gen:
                 prompt_ids, completion_ids, tool_mask, completions, logprobs = gen[0][i], gen[1][i], gen[2], gen[3][i], gen[4]
                 ids = _ints(completion_ids) or []
-                if reason != "env_done":
+                if reason == "stop":
                     if ids and ids[-1] not in stops:
                         reason = "truncated"
                     elif isinstance(completions, list) and completions and (completions[-1] or {}).get("tool_calls"):

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.filterwarnings(f"ignore::{kind}:{module}") for kind in
 GAME = Path(__file__).with_name("word_game_env.py")
 URL: dict[str, str] = {}
 PROMPT = [{"role": "user", "content": "Guess the five-letter word."}]
-ROWS = [("crane", "crane"), ("crane", "trace"), ("slate", "plate"), ("slate", "xxxxx")]  # secret, first guess
+ROWS = [("crane", "crane"), ("crane", "trace"), ("slate", "plate"), ("slate", "!")]  # secret, first guess ("!": a bad action)
 
 
 class WordGameEnv:
@@ -36,7 +36,11 @@ class WordGameEnv:
     def reset(self, secret: str, first: str, **kwargs: Any) -> str | None:
         if self.reset_client:
             self.client.reset(secret=secret)
-        result = self.client.step({"guess": first})
+        try:
+            result = self.client.step({"guess": first if first != "!" else None})  # the server refuses None
+        except Exception as exc:  # noqa: BLE001 - as a tool would, the env class reports the error to the model
+            self.reward = 0.0
+            return f"Error: {exc}"
         self.reward = float(result.reward or 0.0)
         return f"Feedback: {result.observation['feedback'] if isinstance(result.observation, dict) else ''}"
 
@@ -89,7 +93,7 @@ def _train(model: Path, out: Path, env_cls: type, name: str) -> list[tuple[int, 
         eps = sorted(store.iter_episodes(EpisodeFilter(training_run_id=run.id)),
                      key=lambda e: (e.train_step, e.group_id, e.group_index))  # fmt: skip
         for e in eps:
-            assert e.finished and e.step_count == 1
+            assert e.finished and e.step_count == (0 if e.finish_reason == "env_error" else 1)
             assert e.trainer_reward == pytest.approx(e.total_reward or 0.0)
         return [(e.train_step, e.group_id, e.group_index, e.trainer_reward, e.finish_reason, e.step_count)
                 for e in eps]  # type: ignore[misc]
@@ -107,7 +111,8 @@ def test_word_game_on_ours_and_on_published_010(tiny_model: Path, tmp_path: Path
     rows = got["ours"]
     assert [(s, g, i) for s, g, i, *_ in rows] == [(s, g, i) for s in (0, 1) for g in ("0", "1") for i in (0, 1)]
     assert {r[4] for r in rows if r[3] == 1.0} == {"env_done"} and any(r[3] == 1.0 for r in rows)
-    assert {r[4] for r in rows if r[3] != 1.0} <= {"stop", "truncated"}
+    assert {r[4] for r in rows if r[3] != 1.0} <= {"stop", "truncated", "env_error"}
+    assert [r[4] for r in rows].count("env_error") == 2 and all(r[5] == 0 for r in rows if r[4] == "env_error")
 
 
 def test_an_environment_that_never_resets_its_session_is_recorded(tiny_model: Path, tmp_path: Path,
@@ -118,7 +123,7 @@ def test_an_environment_that_never_resets_its_session_is_recorded(tiny_model: Pa
     with serving_published(GAME) as url:  # 0.10 steps a session that was never reset
         URL["game"] = url
         rows = _train(tiny_model, tmp_path, NeverResetEnv, "never-reset")
-    assert len(rows) == 8 and all(r[5] == 1 for r in rows)  # one step each, in its own episode
+    assert len(rows) == 8 and all(r[5] == (r[4] != "env_error") for r in rows)  # one step each, in its own episode
     with EpisodeStore(tmp_path / "runs.db") as store:
         (run,), _ = store.list_training_runs()
         for e in store.iter_episodes():

@@ -113,3 +113,28 @@ def test_a_run_whose_process_died_reads_as_dead(tmp_path: Path) -> None:
         assert (run.status, run.stored_status, run.episodes, run.last_step) == ("dead", "running", 1, 4)
         (ep,) = store.list_episodes(EpisodeFilter(training_run_id=run.id)).items
         assert (ep.train_step, ep.group_index, ep.step_count) == (4, 1, 1)
+
+
+def test_the_plain_training_api_with_a_recording_client(any_store: EpisodeStore, echo_url: str) -> None:
+    from openenv.envs.echo import EchoAction, EchoEnv
+    from openenv.training import TrainingRun
+
+    with TrainingRun(any_store, "plain-loop", config={"G": 2}) as run:
+        env = run.record(EchoEnv(base_url=echo_url).sync())
+        ids = []
+        for index in range(2):
+            run.tag(env, step=3, group="p7", index=index)
+            env.reset(seed=7)
+            env.step(EchoAction(message="x" * (index + 1)))
+            ids.append(env.episode_id)
+        env.close()
+        assert run.outcomes([{"episode_id": e, "advantage": a} for e, a in zip(ids, (-1.0, 1.0), strict=True)]) == 2
+        assert run.tag_episodes([{"episode_id": ids[0], "step": 3, "group": "p7", "index": 0}]) == 1
+    got = [any_store.get_episode(e) for e in ids]
+    assert [(e.train_step, e.group_id, e.group_index, e.advantage, e.step_count) for e in got] == [
+        (3, "p7", 0, -1.0, 1), (3, "p7", 1, 1.0, 1)]
+    assert any_store.get_training_run(run.id).status == "finished" and run.status == "finished"
+    with pytest.raises(ValueError), TrainingRun(any_store, "fails") as failing:
+        raise ValueError("boom")
+    assert any_store.get_training_run(failing.id).status == "failed"
+    assert any_store.get_training_run(failing.id).info == {"error": "ValueError: boom"}

@@ -32,11 +32,12 @@ from .models import Episode, TrainingRun
 __all__ = [
     "FINISH_REASONS",
     "RUN_STATUSES",
-    "TRAINING_COLUMNS",
     "StepSummary",
+    "TRAINING_COLUMNS",
     "TrainingRunRecord",
     "TrainingRunsMixin",
     "pid_alive",
+    "training_values",
 ]
 
 _EP = Episode.__table__

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "init": "openenv.cli.init:init",
     "ray": "openenv.cli.ray:ray_group",
     "rollout": "openenv.cli.rollout:rollout",
+    "runs": "openenv.cli.runs:runs",
     "serve": "openenv.cli.serve:serve",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",

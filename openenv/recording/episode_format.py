@@ -17,6 +17,7 @@ from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodeRecord, StepRecord
+from .tokens import pack as pack_tokens
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
 
@@ -158,7 +159,8 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
         turns.append((failed["index"], failed["actor"], failed.get("agent")))
     if turns:
         conn.execute(insert(StepAgent.__table__), [
-            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d)} for i, a, d in turns
+            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d), "tokens": t}
+            for i, a, (d, t) in ((i, a, pack_tokens(d)) for i, a, d in turns)
         ])  # fmt: skip
     tags = [{"episode_id": eid, "tag": t} for t in dict.fromkeys(obj.get("tags") or [])]
     if tags:

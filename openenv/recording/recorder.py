@@ -106,6 +106,8 @@ class _Recorder:
         self.episode_id: str | None = None
         self.episode_bytes = b""
         self.index = 0
+        self.training: dict[str, Any] | None = None  # training run tags of the episodes started next
+        self.auto_begin = False  # a step outside an episode begins one (``begin_without_reset``)
         self.wire = self._wire_source(client)
         self._run_args = {
             "label": label,
@@ -197,7 +199,18 @@ class _Recorder:
             latency_ms=latency_ms,
             state=state,
             journaled=self.journaled,
+            training=self.training,
         )
+        self.index = 0
+        self.episode_bytes = self.episode_id.encode()
+
+    def begin_without_reset(self) -> None:
+        """Start an episode with no reset (a fresh session stepped as it is): no reset observation,
+        ``metadata={"reset": False}``."""
+        assert self.run_id is not None
+        self.end("reset")
+        self.episode_id = self.store.start_episode(self.run_id, observation=None, metadata={"reset": False},
+                                                   journaled=self.journaled, training=self.training)  # fmt: skip
         self.index = 0
         self.episode_bytes = self.episode_id.encode()
 
@@ -285,6 +298,11 @@ class _RecordingClient:
         self._rec.flush()
         self._rec.store.record_turn(self._rec.episode_id, self._rec.index if index is None else index, actor, data,
                                     journaled=self._rec.journaled)  # fmt: skip
+
+    def tag_episodes(self, **training: Any) -> None:
+        """Tag the episodes started from now on with a training run, step, group and index
+        (``EpisodeStore.start_episode``'s ``training``); no arguments: stop tagging."""
+        self._rec.training = training or None
 
     def end_episode(self, reason: str) -> None:
         """End the open episode now with ``reason`` (``model_error``, ``invalid_action``...)."""
@@ -383,7 +401,17 @@ class SyncRecordingEnvClient(_RecordingClient):
         self._rec.on_reset(kwargs, result, latency, state)
         return result
 
+    def begin_episode(self) -> None:
+        """Record an episode from here on without a reset (TRL's environments that step a session
+        they never reset): the steps after this are its steps."""
+        self._rec.store.check()
+        if self._rec.needs_env_info:
+            self._rec.open_run(fetch_env_info(self._client.base_url, _headers(self._client)))
+        self._rec.begin_without_reset()
+
     def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        if self._rec.auto_begin and self._rec.episode_id is None:
+            self.begin_episode()
         wire = self._rec.wire_ready()
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
@@ -455,18 +483,8 @@ def record(
     Returns:
         a ``RecordingEnvClient`` (async) or ``SyncRecordingEnvClient`` with the client's methods.
     """
-    rec = _Recorder(
-        client,
-        store,
-        label=label,
-        source=source,
-        env_name=env_name,
-        provider=provider,
-        image=image,
-        info=info,
-        capture_state=capture_state,
-        commit_every=commit_every,
-    )
+    rec = _Recorder(client, store, label=label, source=source, env_name=env_name, provider=provider, image=image,
+                    info=info, capture_state=capture_state, commit_every=commit_every)  # fmt: skip
     if isinstance(client, EnvClient):  # its step is sync or async by caller: go by how it is used
         if client._sync_bound():
             rec.client = client = client.sync()

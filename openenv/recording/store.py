@@ -43,6 +43,8 @@ from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .readonly import read_only_engine, read_only_refusal, should_open_read_only
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
+from .tokens import pack as pack_tokens
+from .training_runs import TrainingRunsMixin, training_values
 
 __all__ = ["EpisodeStore", "new_id"]
 
@@ -59,8 +61,9 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class EpisodeStore:
-    """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL)."""
+class EpisodeStore(TrainingRunsMixin):
+    """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL); training runs:
+    ``training_runs.py``."""
 
     def __init__(
         self, target: str | Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, journal: bool = True
@@ -222,11 +225,13 @@ class EpisodeStore:
         episode_id: str | None = None,
         replaces: str | None = None,
         journaled: bool = False,
+        training: dict[str, Any] | None = None,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
         ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
+        ``training``: its training run, step, group and index (``training_runs.TRAINING_COLUMNS``).
         """
         kwargs = dict(reset_kwargs or {})
         seed = kwargs.get("seed")
@@ -246,6 +251,7 @@ class EpisodeStore:
             "step_count": 0,
             "total_reward": None,
             "done": done,
+            **(training_values(training) if training else {}),
         }
         run = self._runs.get(run_id) if journaled and self.journaled else None
         if run is not None:
@@ -345,7 +351,9 @@ class EpisodeStore:
         """Record who acted at step ``index`` (``"model"``/``"human"``) and, for a model, its prompt,
         completion, tokens and latency (``data``, JSON; never an API key). ``journaled``: durable in
         the step journal now and committed with the steps (a journaled store), else committed now."""
-        row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data)}
+        data, tokens = pack_tokens(data)  # token id/logprob/mask lists as typed arrays (tokens.py)
+        row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data),
+               "tokens": tokens}  # fmt: skip
         if journaled and self.journaled:
             self._step_journal().insert("step_agent", row)
             return

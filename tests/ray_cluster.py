@@ -37,7 +37,15 @@ import pytest
 from openenv.core.containers.runtime.ports import free_port
 from tests._require import require
 from tests.netns import TEST_ADDRESS, PrivateNetwork, private_network_available
-from tests.ray_diagnosis import CoreProcess, core_processes, describe_exit, gcs_refusal, keep_logs, log_report
+from tests.ray_diagnosis import (
+    CoreProcess,
+    core_processes,
+    describe_exit,
+    exits_seen_by_ray,
+    gcs_refusal,
+    keep_logs,
+    log_report,
+)
 from tests.ray_reports import unwatch, watch
 
 __all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver", "ray_network"]
@@ -183,6 +191,7 @@ class LocalRayCluster:
         problems = [f"node {i} ({'head' if i == 0 else 'worker'}): `ray start` ended, {describe_exit(code)}"
                     for i, code in enumerate(p.poll() for p in self._procs) if code is not None]
         problems += [f"node {c.node}: {c.name} (pid {c.pid}) is gone" for c in self._core if not c.alive()]
+        problems += [f"`ray start` saw {line}" for line in exits_seen_by_ray(self.temp_dir)] if problems else []
         refused = gcs_refusal(self.host, self.port, self.inside)
         if refused is not None:
             problems.append(f"the head's GCS at {self.address} does not answer ({refused})")

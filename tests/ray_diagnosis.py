@@ -20,7 +20,8 @@ from pathlib import Path
 
 from openenv.core.containers.runtime.records import process_start_ticks
 
-__all__ = ["CoreProcess", "core_processes", "describe_exit", "gcs_refusal", "keep_logs", "log_report"]
+__all__ = ["CoreProcess", "core_processes", "describe_exit", "exits_seen_by_ray", "gcs_refusal", "keep_logs",
+           "log_report"]
 
 # the processes whose loss ends a node (``ray start --block`` tears its node down when one of them exits)
 _CORE_NAMES = ("gcs_server", "raylet")
@@ -132,6 +133,13 @@ def _log_files(temp_dir: Path) -> Iterator[tuple[Path, int]]:
         path = _logs_dir(temp_dir) / name
         if path.is_file():
             yield path, tail
+
+
+def exits_seen_by_ray(temp_dir: Path) -> list[str]:
+    """What each node's ``ray start --block`` saw die, from ``ray_process_exit.log``:
+    ``gcs_server [exit code=-9 (signal 9)]`` (nothing for a process that ended on SIGTERM)."""
+    return [line.strip() for line in _tail(_logs_dir(temp_dir) / "ray_process_exit.log", 200)
+            if "[exit code=" in line]
 
 
 def _kernel_lines(pids: set[int]) -> list[str]:

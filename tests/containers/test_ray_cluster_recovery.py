@@ -58,6 +58,7 @@ def test_a_killed_gcs_is_named_its_logs_kept_and_the_cluster_restarted(
     assert "node-0.log" in death.report  # the report quotes the cluster's own logs
     if sig == signal.SIGKILL:
         assert "exited unexpectedly" in death.report  # what `ray start --block` said before ending
+        assert "`ray start` saw gcs_server [exit code=-9" in death.cause  # and how the GCS ended
     assert spare.health() is None and spare.starts == starts + 1
     assert spare.address != old_address and not old_dir.exists()
     assert not gcs.alive() and revive(spare, "again", artifacts=tmp_path) is None

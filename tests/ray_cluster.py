@@ -15,6 +15,11 @@ their machines' addresses, so the token path of a real network is what the tests
 driver (this process's test thread) enters the namespace for as long as it drives the cluster
 (``ray_driver``). Without one, the nodes are pinned to 127.0.0.1 (``tests/ray_node.py``), for the
 few tests that need the machine's own namespace (a Docker engine publishes there).
+
+``health()`` says what is wrong with a running cluster (a node's ``ray start`` ended, its GCS or a
+raylet gone, the GCS refusing connections), ``diagnosis()`` adds what its logs and the kernel say,
+``keep_logs(dest)`` copies its logs out of the temp dir and ``restart()`` starts it again on new
+ports; ``tests/ray_reports.py`` uses them to keep the session's cluster alive between tests.
 """
 
 from __future__ import annotations

@@ -49,9 +49,7 @@ def test_ws_reset_ends_the_running_step(served: tuple[str, str]) -> None:
         client.reset(episode_id=old)
         with pytest.raises(StepTimeoutError):
             client.step({"seconds": STEP_S})  # the caller gives up after 1 s; the server still runs it
-        began = time.monotonic()
-        fresh = client.reset(episode_id="fresh", difficulty=2)  # within the same 1 s deadline
-        assert time.monotonic() - began < CALLER_DEADLINE_S
+        fresh = client.reset(episode_id="fresh", difficulty=2)  # within the same 1 s deadline, or it raises
         assert (fresh.metadata or fresh.observation.get("metadata"))["difficulty"] == 2
         assert client.step({"seconds": 0}).observation["slept"] == 0
         state = client.state()
@@ -69,11 +67,9 @@ def test_http_reset_ends_the_running_step_which_answers_interrupted(served: tupl
         url + "/step", json={"action": {"seconds": STEP_S}}, headers={H: sid}, timeout=STEP_S + 10)))
     stepping.start()
     time.sleep(0.5)  # the step is running
-    began = time.monotonic()
     reset = httpx.post(url + "/reset", json={"episode_id": "http-fresh"}, headers={H: sid},
-                       timeout=CALLER_DEADLINE_S)
+                       timeout=CALLER_DEADLINE_S)  # answered within 1 s, or httpx raises
     assert reset.status_code == 200, reset.text
-    assert time.monotonic() - began < CALLER_DEADLINE_S
     stepping.join(timeout=STEP_S)
     (step,) = replies  # answered at once, not after its 4 s
     assert step.status_code == 409 and step.json()["code"] == "STEP_INTERRUPTED", step.text

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,9 +47,23 @@ class Session:
     on_close: Callable[[str], None] | None = None
     attached: bool = False  # a WebSocket joined it with /ws?session_id= (it owns it meanwhile)
     close_when_detached: bool = False  # openenv/session/close arrived while attached
+    running: asyncio.Task | None = None  # the task running a step under ``lock`` (what a reset interrupts)
+    interrupted: str | None = None  # why that step was interrupted
+    renew: Callable[[], Awaitable[None]] | None = None  # a fresh env from the factory (sessions owning theirs)
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
+
+    def interrupt(self, reason: str) -> bool:
+        """End the step running on this session's own environment (a reset arrived): its task is
+        cancelled and the step answers :class:`StepInterruptedError`. False when none runs, or
+        when the environment is shared (another session's step is never ended from here)."""
+        task = self.running
+        if task is None or task.done() or not self.owned or self.interrupted is not None:
+            return False
+        self.interrupted = reason
+        task.cancel()
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -116,6 +131,8 @@ class SessionManager:
         finally:
             self._reserved -= 1
         session = Session(id=uuid.uuid4().hex, kind=kind, env=env, owned=not self.shared_instance)
+        if session.owned:
+            session.renew = functools.partial(self.renew, session)
         self._sessions[session.id] = session
         return session
 
@@ -125,6 +142,14 @@ class SessionManager:
             victim = min(idle, key=lambda s: s.last_active)
             log.warning("server full: closing idle %s session %s for a connected client", victim.kind, victim.id)
             await self.close(victim.id, reason="Session reclaimed: the server was full and a connected client needed its slot")
+
+    async def renew(self, session: Session) -> None:
+        """Give ``session`` a fresh environment from the factory while its old one still runs an
+        abandoned call: the old one is closed once that call returns, its result discarded."""
+        old, pending = session.env, session.pending
+        session.env = await self.build_env()
+        session.pending = None
+        await self.dispose(old, owned=True, pending=pending)
 
     def any_env(self) -> Any:
         """The environment of some open session, or ``None``."""

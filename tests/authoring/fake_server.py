@@ -101,7 +101,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
                 return error("VALIDATION_ERROR", "bad reset", errors=[{"loc": ["seed"], "msg": "bad"}])
             return {"type": "observation", "data": reset(episode, data)}
         if kind == "step":
-            if not episode.get("reset") and "step_before_reset" not in broken:
+            if not episode.get("reset") and "step_before_reset" in broken:
                 return error("STEP_BEFORE_RESET", "reset first")
             if not isinstance(data, dict) or set(data) - {"n", "metadata"}:
                 return error("VALIDATION_ERROR", "bad action", errors=[{"loc": ["action"], "msg": "bad"}])

@@ -208,14 +208,18 @@ class EpisodeStore:
         episode_id: str | None = None,
         replaces: str | None = None,
         journaled: bool = False,
+        reset: bool = True,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
         ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
+        ``reset=False``: the episode started at a step, with no reset before it (a 0.10-style client
+        stepping a fresh session): ``reset_kwargs`` is stored as ``null`` and step 0 holds no
+        observation.
         """
         kwargs = dict(reset_kwargs or {})
-        seed = kwargs.get("seed")
+        seed = kwargs.get("seed") if reset else None
         now = time.time()
         eid = episode_id or new_id()
         step0 = step_rows.make_step_row(
@@ -224,7 +228,7 @@ class EpisodeStore:
         episode = {
             "id": eid,
             "run_id": run_id,
-            "reset_kwargs": dumps(kwargs),
+            "reset_kwargs": dumps(kwargs) if reset else "null",
             "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
             "started_at": now,
             "ended_at": now if done else None,

@@ -32,7 +32,7 @@ BREAKS = {
     "random_reset",  # reset ignores the seed
     "random_step",  # steps add noise that the seed does not fix
     "frozen_state",  # step_count never moves
-    "step_before_reset",  # a step before reset is answered with an observation
+    "step_before_reset",  # a step before reset is refused (STEP_BEFORE_RESET) instead of stepping the fresh env
     "uncoded_errors",  # error frames carry no code
     "http_shape",  # HTTP /step answers {"result": ...}
     "after_done",  # a step after done hangs up without a reply

@@ -116,3 +116,22 @@ def test_sync_calls_from_a_thread_while_another_loop_runs(store: EpisodeStore, e
     for t in threads:
         t.join(timeout=60)
     assert out == {i: f"t{i}" for i in range(4)}
+
+
+def test_0_10s_step_env_session_adapter_records_through_sync(store: EpisodeStore, echo_url: str) -> None:
+    """``StepEnvSessionAdapter`` (``build_harness_rollout_func``'s sessions) calls ``client.sync()``:
+    the face it gets records into the same run."""
+    from openenv.core.env_server.mcp_types import Tool
+    from openenv.core.harness import StepEnvSessionAdapter
+
+    env = record(EchoEnv(base_url=echo_url), store=store, label="adapter")
+    session = StepEnvSessionAdapter(
+        env, tool_specs=[Tool(name="echo")], action_builder=lambda name, args: EchoAction(message=args["text"]),
+        initial_messages_builder=lambda result, task: [{"role": "user", "content": result.observation.echoed_message}],
+    )
+    for text in ("one", "three"):
+        session.call_tool("echo", {"text": text})
+    eid = env.episode_id
+    session.close()
+    assert eid is not None and _messages(store, eid) == ["Echo environment ready!", "one", "three"]
+    assert store.get_episode(eid).end_reason == "closed"

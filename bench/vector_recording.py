@@ -1,22 +1,20 @@
 """Benchmark: what recording costs a ``VectorEnvClient`` (64 sessions, one event loop).
 
-    .venv/bin/python bench/vector_recording.py [--sessions 64] [--seconds 4] [--rounds 5]
+    .venv/bin/python bench/vector_recording.py [--sessions 64] [--batches 600]
 
-Our echo server in its own process; in each round, interleaved (the order rotates every round):
-``plain`` (``VectorEnvClient``, unrecorded), ``recorded`` (``store=`` a journaled SQLite store: the
-steps stay pipelined and their wire texts are journaled), and ``per-client`` (the same sessions as
-N ``record()`` clients gathered per step, each awaiting its own reply: what ``store=`` did before).
-Each measures steps/s over ``--seconds`` after one warm-up step, with the client's CPU per step and
-the store's committer process CPU per step (``/proc``). Prints medians and the ratios to ``plain``
-measured in the same run; it asserts nothing.
+Our echo server in its own process and three vector clients on it, open together: ``plain``
+(unrecorded), ``recorded`` (``store=`` a journaled SQLite store: the steps stay pipelined and their
+wire texts are journaled) and ``per-client`` (recorded too, but each batch stepped as N recording
+clients gathered, each awaiting its own reply: what ``store=`` did before). Their step batches are
+interleaved one by one (the order rotates every batch), so a shared machine's load weighs on all
+three alike; each kind's steps/s is its steps over the time spent in its own batches, with the
+client's CPU per step. Prints the ratios to ``plain`` measured in the same run; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,11 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from openenv.core import GenericEnvClient, VectorEnvClient  # noqa: E402
-from openenv.recording import EpisodeStore, record  # noqa: E402
+from openenv.core import VectorEnvClient  # noqa: E402
+from openenv.recording import EpisodeStore  # noqa: E402
 from tests.server_utils import free_port, wait_healthy  # noqa: E402
 
-MAX_ROUNDS = 10_000_000
 SERVER_PIDS: set[int] = set()  # the env server: a child too, but not the committer
 
 
@@ -61,99 +58,80 @@ def committer_cpu_s() -> float:
     return total
 
 
-def vector_rate(url: str, sessions: int, seconds: float, store: EpisodeStore | None) -> tuple[float, float, float]:
-    """steps/s, client CPU us/step and committer CPU us/step of one vector client (``store``: recorded)."""
-    with VectorEnvClient(url, num_envs=sessions, store=store, label="bench") as envs:
-        envs.reset(seed=1)
-        actions = [{"message": f"env {i}"} for i in range(sessions)]
-        envs.step(actions)
-        began, cpu, side, steps, rounds = time.monotonic(), time.process_time(), committer_cpu_s(), 0, 0
-        while time.monotonic() - began < seconds and rounds < MAX_ROUNDS:
-            batch = envs.step(actions)
-            if not batch.ok:
-                batch.raise_first()
-            steps += sessions
-            rounds += 1
-        took = time.monotonic() - began
-        client_us = (time.process_time() - cpu) / steps * 1e6
-        side_us = (committer_cpu_s() - side) / steps * 1e6
-    return steps / took, client_us, side_us
+def _per_client_step(envs: VectorEnvClient, actions: list[dict]) -> None:
+    """One batch the way ``store=`` stepped before: every recording client awaited on its own."""
+
+    async def batch() -> None:
+        results, errors = await envs._settle([e._step_async(a) for e, a in zip(envs._envs, actions, strict=True)])
+        if any(e is not None for e in errors):
+            raise next(e for e in errors if e is not None)
+
+    envs._run(batch())
 
 
-async def _per_client(url: str, sessions: int, seconds: float, store: EpisodeStore) -> tuple[float, float, float]:
-    envs = [record(GenericEnvClient(base_url=url), store=store, label="bench") for _ in range(sessions)]
-    await asyncio.gather(*(e._client._connect_entry() for e in envs))
+def measure(url: str, sessions: int, batches: int, store: EpisodeStore) -> dict[str, tuple[float, float]]:
+    """Per kind: steps/s over the time in its own batches, and the client's CPU us per step."""
+    actions = [{"message": f"env {i}"} for i in range(sessions)]
+    kinds = ("plain", "recorded", "per-client")
+    clients = {"plain": VectorEnvClient(url, num_envs=sessions),
+               "recorded": VectorEnvClient(url, num_envs=sessions, store=store, label="bench"),
+               "per-client": VectorEnvClient(url, num_envs=sessions, store=store, label="bench")}  # fmt: skip
+
+    def step(kind: str) -> None:
+        if kind == "per-client":
+            _per_client_step(clients[kind], actions)
+        else:
+            clients[kind].step(actions).raise_first()
+
+    wall = dict.fromkeys(kinds, 0.0)
+    cpu = dict.fromkeys(kinds, 0.0)
     try:
-        await asyncio.gather(*(e._reset_async(seed=1) for e in envs))
-        await asyncio.gather(*(e._step_async({"message": f"env {i}"}) for i, e in enumerate(envs)))
-        began, cpu, side, steps, rounds = time.monotonic(), time.process_time(), committer_cpu_s(), 0, 0
-        while time.monotonic() - began < seconds and rounds < MAX_ROUNDS:
-            await asyncio.gather(*(e._step_async({"message": f"env {i}"}) for i, e in enumerate(envs)))
-            steps += sessions
-            rounds += 1
-        took = time.monotonic() - began
-        return steps / took, (time.process_time() - cpu) / steps * 1e6, (committer_cpu_s() - side) / steps * 1e6
+        for envs in clients.values():
+            envs.connect()
+            envs.reset(seed=1)
+        for kind in kinds:  # warm-up
+            step(kind)
+        for n in range(batches):
+            for kind in kinds[n % 3:] + kinds[: n % 3]:
+                w, c = time.perf_counter(), time.process_time()
+                step(kind)
+                wall[kind] += time.perf_counter() - w
+                cpu[kind] += time.process_time() - c
     finally:
-        await asyncio.gather(*(e._close_async() for e in envs), return_exceptions=True)
-
-
-def per_client_rate(url: str, sessions: int, seconds: float, store: EpisodeStore) -> tuple[float, float, float]:
-    try:
-        import uvloop
-
-        return uvloop.run(_per_client(url, sessions, seconds, store))
-    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
-        return asyncio.run(_per_client(url, sessions, seconds, store))
+        for envs in clients.values():
+            envs.close()
+    steps = batches * sessions
+    return {k: (steps / wall[k], cpu[k] / steps * 1e6) for k in kinds}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=64)
-    parser.add_argument("--seconds", type=float, default=4.0, help="per measurement")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
+    parser.add_argument("--batches", type=int, default=600, help="step batches per kind, interleaved")
     args = parser.parse_args()
     proc, url = start_server()
     SERVER_PIDS.add(proc.pid)
-    keys = ("plain", "recorded", "per-client")
-    rates: dict[str, list[float]] = {k: [] for k in keys}
-    cpu: dict[str, list[float]] = {k: [] for k in keys}
-    side: dict[str, list[float]] = {k: [] for k in keys}
-    ratios: dict[str, list[float]] = {k: [] for k in keys[1:]}
     try:
         with tempfile.TemporaryDirectory() as tmp, EpisodeStore(Path(tmp) / "bench.db") as store:
-            runs = {
-                "plain": lambda: vector_rate(url, args.sessions, args.seconds, None),
-                "recorded": lambda: vector_rate(url, args.sessions, args.seconds, store),
-                "per-client": lambda: per_client_rate(url, args.sessions, args.seconds, store),
-            }
-            for r in range(max(1, args.rounds)):
-                order = keys[r % 3:] + keys[: r % 3]
-                got = {}
-                for key in order:
-                    got[key] = runs[key]()
-                    rate, client_us, side_us = got[key]
-                    rates[key].append(rate)
-                    cpu[key].append(client_us)
-                    side[key].append(side_us)
-                for key in keys[1:]:
-                    ratios[key].append(got[key][0] / got["plain"][0])
+            side = committer_cpu_s()
+            got = measure(url, args.sessions, args.batches, store)
             store.flush()
+            side_us = (committer_cpu_s() - side) / (2 * args.batches * args.sessions) * 1e6
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     n = args.sessions
-    print(f"medians of {args.rounds} interleaved rounds of {args.seconds:g} s, {n} sessions, "
-          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
-    print(f"{'':44s} {'steps/s':>9s} {'client CPU/step':>16s} {'committer CPU/step':>19s}")
+    print(f"{args.batches} interleaved batches of {n} steps per kind, load {os.getloadavg()[0]:.1f}")
+    print(f"{'':44s} {'steps/s':>9s} {'client CPU/step':>16s}")
     labels = {"plain": "VectorEnvClient, unrecorded",
               "recorded": "VectorEnvClient(store=...), pipelined",
-              "per-client": f"{n} record() clients gathered per step"}  # fmt: skip
-    for key in keys:
-        print(f"{labels[key]:44s} {statistics.median(rates[key]):9.0f} {statistics.median(cpu[key]):13.0f} us "
-              f"{statistics.median(side[key]):16.0f} us")  # fmt: skip
-    for key in keys[1:]:
-        med = statistics.median(ratios[key])
-        print(f"ratio {key} / plain (median of per-round ratios): {med:5.3f}x  (cost {100 * (1 - med):4.1f}%)")
+              "per-client": f"{n} record() clients gathered per batch"}  # fmt: skip
+    for key, (rate, client_us) in got.items():
+        print(f"{labels[key]:44s} {rate:9.0f} {client_us:13.0f} us")
+    print(f"store committer process: {side_us:.0f} us CPU per recorded step (both recorded kinds)")
+    for key in ("recorded", "per-client"):
+        ratio = got[key][0] / got["plain"][0]
+        print(f"ratio {key} / plain: {ratio:5.3f}x  (cost {100 * (1 - ratio):4.1f}%)")
     print("target: recorded costs <= 5% of plain")
 
 

@@ -99,7 +99,9 @@ def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
     _need(obj, "started_at", (int, float), where)
     for key in ("seed", "step_count", "fork_step"):
         _int64(obj, key, where)
-    _need(obj, "reset_kwargs", (dict,), where)
+    if "reset_kwargs" not in obj:  # null: the episode started without a reset
+        raise ExportFormatError(f"{where}: missing field 'reset_kwargs'")
+    _need(obj, "reset_kwargs", (dict,), where, optional=True)
     run = _need(obj, "run", (dict,), where)
     _need(run, "id", (str,), f"{where}.run")
     steps = _need(obj, "steps", (list,), where)

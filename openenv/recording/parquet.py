@@ -74,7 +74,8 @@ def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
 def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     try:
         obj = dict(row, format=FORMAT)
-        obj["reset_kwargs"] = loads(row["reset_kwargs"] or "{}")
+        raw = row["reset_kwargs"]  # null: the episode started without a reset
+        obj["reset_kwargs"] = None if raw is None else loads(raw)
         obj["run"] = loads(row["run"] or "{}")
         obj["steps"] = [
             {**s, **{k: None if s.get(k) is None else loads(s[k]) for k in _JSON_STEP}}

@@ -226,15 +226,19 @@ class EpisodeStore(TrainingRunsMixin):
         replaces: str | None = None,
         journaled: bool = False,
         training: dict[str, Any] | None = None,
+        reset: bool = True,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
         ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
         ``training``: its training run, step, group and index (``training_runs.TRAINING_COLUMNS``).
+        ``reset=False``: the episode started at a step, with no reset before it (a 0.10-style client
+        stepping a fresh session): ``reset_kwargs`` is stored as ``null`` and step 0 holds no
+        observation.
         """
         kwargs = dict(reset_kwargs or {})
-        seed = kwargs.get("seed")
+        seed = kwargs.get("seed") if reset else None
         now = time.time()
         eid = episode_id or new_id()
         step0 = step_rows.make_step_row(
@@ -243,7 +247,7 @@ class EpisodeStore(TrainingRunsMixin):
         episode = {
             "id": eid,
             "run_id": run_id,
-            "reset_kwargs": dumps(kwargs),
+            "reset_kwargs": dumps(kwargs) if reset else "null",
             "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
             "started_at": now,
             "ended_at": now if done else None,

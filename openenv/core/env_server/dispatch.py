@@ -25,7 +25,6 @@ from openenv.core.errors import (
     ActionValidationError,
     EnvBusyError,
     EnvExecutionError,
-    LifecycleError,
     OpenEnvError,
     StepInterruptedError,
     StepTimeoutError,
@@ -174,12 +173,17 @@ class Dispatcher:
     ) -> dict[str, Any]:
         """Validate and apply one action; ``kwargs`` (HTTP body keys, as 0.10) go to a step that accepts them.
 
+        A step on a session never reset steps the fresh environment, as 0.10 does (TRL's echo
+        example never resets): the session's episode then starts without a reset (a new episode id,
+        step count from 0). ``require_reset=False`` (a throwaway HTTP session, MCP routes) leaves
+        the session's episode bookkeeping alone.
+
         ``expect``: the observation class the step must return (MCP-style ``tools/list`` and
         ``tools/call``), else :class:`UnexpectedObservation`.
         """
-        if require_reset and not session.reset_done and not self.codec.is_mcp_request(action_data):
-            raise LifecycleError("Step before reset: call reset first to start an episode")
         action = self.codec.parse(action_data)
+        if not session.reset_done and require_reset and not self.codec.is_mcp_request(action_data):
+            self._begin_without_reset(session)
         env = session.env
         deadline = self._deadline(timeout_s)
         traits = _traits(type(env))
@@ -381,6 +385,14 @@ class Dispatcher:
             except Exception:  # its outcome was already reported to the caller as a timeout
                 log.debug("late outcome of an overrun call", exc_info=True)
         session.pending = None
+
+    @staticmethod
+    def _begin_without_reset(session: Session) -> None:
+        """Open the session's episode at its first step when no reset came before it."""
+        session.episode_id, session.step_count = Environment.new_episode_id(), 0
+        session.reset_done = True
+        log.debug("session %s stepped before any reset: episode %s starts without a reset", session.id,
+                  session.episode_id)
 
     @staticmethod
     def _sync_default_state(session: Session) -> None:

@@ -11,13 +11,18 @@ import click
 COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "capture": "openenv.cli.capture:capture",
+    "catalog": "openenv.cli.catalog:catalog",
     "collect": "openenv.cli.collect:collect",
+    "discover": "openenv.cli.catalog:discover",
     "episodes": "openenv.cli.episodes:episodes",
+    "fork": "openenv.cli.fork:fork",
     "import": "openenv.cli.import_env:import_env",
     "init": "openenv.cli.init:init",
+    "push": "openenv.cli.push:push",
     "ray": "openenv.cli.ray:ray_group",
     "rollout": "openenv.cli.rollout:rollout",
     "serve": "openenv.cli.serve:serve",
+    "skills": "openenv.cli.skills:skills",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",
 }

@@ -98,7 +98,10 @@ def _requirements(wheel: Path) -> list[str]:
 
 def build_requirements(project: Path) -> list[str]:
     """``[build-system] requires`` of a project directory's ``pyproject.toml`` (``[]`` if none)."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
 
     file = project / "pyproject.toml"
     if not file.is_file():

@@ -1,16 +1,17 @@
-"""What ``openenv push`` and ``openenv fork`` share: the Hugging Face Hub client (``huggingface_hub``,
-imported on use; ``HF_ENDPOINT`` picks the hub, ``HF_TOKEN`` the account) and its failures as one
-clear line each, never a traceback."""
+"""What ``openenv push`` and ``openenv fork`` share: the Hugging Face Hub client (``huggingface_hub``;
+``HF_ENDPOINT`` picks the hub, ``HF_TOKEN`` the account) and its failures as one clear line each,
+never a traceback. The commands import ``HfApi``/``whoami``/``login`` themselves (0.10's names)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-__all__ = ["HubError", "call_hub", "hub_api", "hub_endpoint", "hub_user", "parse_pairs"]
+__all__ = ["HubError", "call_hub", "hub_endpoint", "hub_user", "need_hub", "parse_pairs"]
 
 T = TypeVar("T")
 
@@ -23,23 +24,22 @@ def hub_endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-def hub_api() -> Any:
-    """An ``HfApi`` for ``HF_ENDPOINT`` with ``HF_TOKEN`` (or the saved login)."""
-    try:
-        from huggingface_hub import HfApi
-    except ImportError:
-        raise HubError("this needs huggingface_hub: pip install 'openenv[hub]'") from None
-    return HfApi(endpoint=hub_endpoint())
+def need_hub(client: Any) -> None:
+    """``HubError`` when ``huggingface_hub`` (the ``hub`` extra) is not installed."""
+    if client is None:
+        raise HubError("this needs huggingface_hub: pip install 'openenv[hub]'")
 
 
 def call_hub(what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)``; a network, HTTP or hub error becomes ``HubError`` naming ``what``."""
+    """``fn(*args, **kwargs)``; a network, HTTP or hub error becomes ``HubError`` naming ``what``
+    (``"<what> failed: <reason>"``, or ``"<what>: <reason>"`` when ``what`` already says it failed)."""
     try:
         return fn(*args, **kwargs)
     except click.ClickException:
         raise
     except Exception as exc:  # huggingface_hub raises requests/httpx errors and its own
-        raise HubError(f"{what} failed: {_reason(exc)}") from None
+        head = what if what.startswith("Failed") else f"{what} failed"
+        raise HubError(f"{head}: {_reason(exc)}") from None
 
 
 def _reason(exc: Exception) -> str:
@@ -56,13 +56,30 @@ def _reason(exc: Exception) -> str:
     return f"{text} (HTTP {status})" if status and str(status) not in text else text
 
 
-def hub_user(api: Any) -> str:
-    """The logged-in user's name; ``HubError`` when there is no token or the hub says no."""
-    info = call_hub("Hugging Face authentication", api.whoami)
-    name = info.get("name") if isinstance(info, dict) else getattr(info, "name", None)
+def _username(info: Any) -> str | None:
+    keys = ("name", "fullname", "username")
+    if isinstance(info, dict):
+        return next((str(info[k]) for k in keys if info.get(k)), None)
+    return next((str(getattr(info, k)) for k in keys if isinstance(getattr(info, k, None), str)), None)
+
+
+def hub_user(whoami: Callable[[], Any], login: Callable[[], Any] | None) -> str:
+    """The logged-in user's name (``whoami``). Without a usable token, an interactive terminal gets
+    ``login``'s prompt once (as 0.10); elsewhere, and when the hub cannot be reached, ``HubError``."""
+    try:
+        info = whoami()
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub's errors vary by version
+        reason = _reason(exc)
+        if reason.startswith("cannot reach") or login is None or not sys.stdin.isatty():
+            raise HubError(f"Hugging Face authentication failed: {reason}. Set HF_TOKEN or run "
+                           "`hf auth login`.") from None  # fmt: skip
+        click.echo("Not authenticated with Hugging Face. Please login...")
+        call_hub("Hugging Face authentication (login)", login)
+        info = call_hub("Hugging Face authentication", whoami)
+    name = _username(info)
     if not name:
-        raise HubError("Hugging Face authentication failed: the hub named no user")
-    return str(name)
+        raise HubError("Hugging Face authentication failed: Could not extract username from whoami response")
+    return name
 
 
 def parse_pairs(raw: tuple[str, ...] | list[str], *, flag: str, secret: bool = False) -> dict[str, str]:

@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from openenv.cli.hub import call_hub, hub_api, hub_endpoint, hub_user, parse_pairs
+from openenv.cli.hub import call_hub, hub_endpoint, hub_user, need_hub, parse_pairs
+
+try:  # the `hub` extra
+    from huggingface_hub import HfApi, login, whoami
+except ImportError:  # pragma: no cover - exercised only without the extra
+    HfApi = login = whoami = None
 
 __all__ = ["fork"]
 
@@ -34,8 +39,9 @@ def fork(source_space: str, repo_id: str | None, private: bool, set_env: tuple[s
         _space_id(repo_id, "--repo-id")
     variables = parse_pairs(set_env, flag="--set-env")
     secrets = parse_pairs(set_secret, flag="--set-secret", secret=True)
-    api = hub_api()
-    click.echo(f"✓ Authenticated as: {hub_user(api)}")
+    need_hub(HfApi)
+    click.echo(f"✓ Authenticated as: {hub_user(whoami, login)}")
+    api = HfApi()
     options: dict = {"from_id": source_space, "private": private, "hardware": hardware or "cpu-basic"}
     if variables:
         options["variables"] = [{"key": k, "value": v} for k, v in variables.items()]

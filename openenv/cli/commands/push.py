@@ -9,7 +9,12 @@ from typing import Any
 
 import click
 
-from openenv.cli.hub import call_hub, hub_api, hub_endpoint, hub_user, parse_pairs
+from openenv.cli.hub import HubError, call_hub, hub_endpoint, hub_user, need_hub, parse_pairs
+
+try:  # the `hub` extra; `push --registry` works without it
+    from huggingface_hub import HfApi, login, whoami
+except ImportError:  # pragma: no cover - exercised only without the extra
+    HfApi = login = whoami = None
 
 __all__ = ["push", "push_image", "required_files"]
 
@@ -100,7 +105,8 @@ def push(directory: str | None, repo_id: str | None, base_image: str | None, int
     env_name, manifest = required_files(env_dir)
     click.echo(f"✓ Found OpenEnv environment: {env_name}")
     enable_interface = interface if interface is not None else registry is None
-    variables = manifest.get("variables") or {}
+    variables = manifest.get("variables")
+    variables = {} if variables is None else variables
     if not isinstance(variables, dict):
         raise click.BadParameter("openenv.yaml 'variables' must be a mapping of KEY: value")
     if registry and (env_vars or secrets):
@@ -142,24 +148,30 @@ def _to_spaces(env_dir: Path, env_name: str, repo_id: str | None, *, base_image:
     from openenv.cli.push_stage import load_ignore_patterns, stage
 
     patterns = load_ignore_patterns(env_dir, exclude)
-    api = hub_api()
-    user = hub_user(api)
+    need_hub(HfApi)
+    user = hub_user(whoami, login)
     click.echo(f"✓ Authenticated as: {user}")
     repo_id = repo_id or f"{user}/{env_name}"
     if repo_id.count("/") > 1:
         raise click.BadParameter(f"Invalid repo-id format: {repo_id!r}. Repo id must be in the form "
                                  "'repo_name' or 'namespace/repo_name'.")  # fmt: skip
     repo_id = repo_id if "/" in repo_id else f"{user}/{repo_id}"
+    api = HfApi()
     targets = [f"{repo_id}-{i}" for i in range(1, count + 1)] if count > 1 else [repo_id]
     with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
         staged = Path(tmp) / "staging"
         stage(env_dir, env_name, staged, patterns, base_image=base_image, enable_interface=enable_interface)
-        for target in targets:
-            if not create_pr:
+        for i, target in enumerate(targets, 1):
+            if count > 1:
+                click.echo(f"\n[{i}/{count}] Deploying {target}...")
+            if not create_pr:  # as 0.10: a failed create is a warning; the upload then says what is wrong
                 options = {"space_hardware": hardware} if hardware else {}
-                call_hub(f"Creating the Space {target}", api.create_repo, repo_id=target, repo_type="space",
-                         space_sdk="docker", private=private, exist_ok=True, **options)
-                click.echo(f"✓ Space {target} is ready")
+                try:
+                    call_hub(f"Creating the Space {target}", api.create_repo, repo_id=target, repo_type="space",
+                             space_sdk="docker", private=private, exist_ok=True, **options)
+                    click.echo(f"✓ Space {target} is ready")
+                except HubError as exc:
+                    click.echo(f"⚠ Space creation: {exc.message}")
             click.echo(f"Uploading files to {target}{' (as a pull request)' if create_pr else ''}...")
             result = call_hub(f"Uploading to {target}", api.upload_folder, folder_path=str(staged),
                               repo_id=target, repo_type="space", create_pr=create_pr,
@@ -169,12 +181,17 @@ def _to_spaces(env_dir: Path, env_name: str, repo_id: str | None, *, base_image:
                 click.echo(f"Pull request: {result.pr_url}")
             if not create_pr:
                 for key, value in variables.items():
-                    call_hub(f"Setting variable {key}", api.add_space_variable, repo_id=target, key=key, value=value)
+                    call_hub(f"Failed to set variable {key}", api.add_space_variable, repo_id=target, key=key,
+                             value=value)  # fmt: skip
                     click.echo(f"✓ Set variable {key} on {target}")
                 for key, value in secrets.items():
-                    call_hub(f"Setting secret {key}", api.add_space_secret, repo_id=target, key=key, value=value)
+                    call_hub(f"Failed to set secret {key}", api.add_space_secret, repo_id=target, key=key, value=value)
                     click.echo(f"✓ Set secret {key} on {target}")
-    click.echo("\n✓ Deployment complete!")
-    for target in targets:
-        click.echo(f"Visit your space at: {hub_endpoint()}/spaces/{target}")
+    if count > 1:
+        click.echo(f"\n✓ All {count} instances deployed!")
+        for i, target in enumerate(targets, 1):
+            click.echo(f"Visit instance {i}: {hub_endpoint()}/spaces/{target}")
+    else:
+        click.echo("\n✓ Deployment complete!")
+        click.echo(f"Visit your space at: {hub_endpoint()}/spaces/{targets[0]}")
 

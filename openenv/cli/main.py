@@ -49,7 +49,11 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli()
+    """The ``openenv`` console script: as ``python -m openenv.cli`` (Ctrl-C exits 130, an
+    unexpected error is one ``Error: ...`` line and exit 1, as on 0.10)."""
+    from openenv.cli.__main__ import main as run
+
+    run()
 
 
 if __name__ == "__main__":

@@ -6,24 +6,27 @@ from openenv.discovery.errors import CatalogError
 from openenv.discovery.models import (
     ENVIRONMENT_MEDIA_TYPE,
     PROFILE_VERSION,
+    CatalogChanges,
     CatalogSnapshot,
     DiscoveryEntry,
     EnvironmentCard,
     SearchMatch,
 )
 from openenv.discovery.producer import build_catalog
-from openenv.discovery.search import resolve_entry, search_catalog
+from openenv.discovery.search import compare_catalogs, resolve_entry, search_catalog
 from openenv.discovery.snapshot import load_catalog, write_catalog
 
 __all__ = [
     "ENVIRONMENT_MEDIA_TYPE",
     "PROFILE_VERSION",
+    "CatalogChanges",
     "CatalogError",
     "CatalogSnapshot",
     "DiscoveryEntry",
     "EnvironmentCard",
     "SearchMatch",
     "build_catalog",
+    "compare_catalogs",
     "load_catalog",
     "resolve_entry",
     "search_catalog",

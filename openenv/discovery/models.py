@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CATALOG_BYTES",
     "PROFILE_VERSION",
     "AgentToolsInterface",
+    "CatalogChanges",
     "CatalogIssue",
     "CatalogSnapshot",
     "DiscoveryEntry",
@@ -39,6 +40,7 @@ __all__ = [
     "Owner",
     "RepositorySource",
     "SearchMatch",
+    "SupersededEntry",
     "github_repository",
     "relative_path",
 ]
@@ -282,3 +284,18 @@ class CatalogSnapshot(StrictModel):
 class SearchMatch(StrictModel):
     entry: DiscoveryEntry
     score: Annotated[int, Field(ge=0, le=100)]
+
+
+class SupersededEntry(StrictModel):
+    previous: DiscoveryEntry
+    current: DiscoveryEntry
+
+
+class CatalogChanges(StrictModel):
+    """Between two complete snapshots of one scope: paths added, withdrawn, moved to a new
+    revision card (superseded), or the same card with changed content (corrected)."""
+
+    added: list[DiscoveryEntry]
+    withdrawn: list[DiscoveryEntry]
+    superseded: list[SupersededEntry]
+    corrected: list[SupersededEntry]

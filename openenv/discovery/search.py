@@ -6,10 +6,16 @@ from __future__ import annotations
 import re
 
 from openenv.discovery.errors import CatalogError
-from openenv.discovery.models import CatalogSnapshot, DiscoveryEntry, SearchMatch
+from openenv.discovery.models import (
+    CatalogChanges,
+    CatalogSnapshot,
+    DiscoveryEntry,
+    SearchMatch,
+    SupersededEntry,
+)
 from openenv.discovery.snapshot import require_complete
 
-__all__ = ["FILTERS", "resolve_entry", "search_catalog"]
+__all__ = ["FILTERS", "compare_catalogs", "resolve_entry", "search_catalog"]
 
 FILTERS = frozenset({"license", "provider", "artifact_availability", "name", "tags", "type"})
 
@@ -65,3 +71,23 @@ def resolve_entry(snapshot: CatalogSnapshot, identifier: str) -> DiscoveryEntry:
         if entry.identifier == identifier:
             return entry
     raise CatalogError("Entry not found in the configured catalog snapshot")
+
+
+def compare_catalogs(previous: CatalogSnapshot, current: CatalogSnapshot) -> CatalogChanges:
+    """What a refresh changed, by environment path (same publisher, repository and root only)."""
+    require_complete(previous)
+    require_complete(current)
+    scope = lambda s: (s.publisher, s.source.uri, s.inventory.root)  # noqa: E731
+    if scope(previous) != scope(current):
+        raise CatalogError("Catalog refresh must preserve publisher and inventory scope")
+    old = {e.data.source.path: e for e in previous.entries}
+    new = {e.data.source.path: e for e in current.entries}
+    both = sorted(old.keys() & new.keys())
+    return CatalogChanges(
+        added=[new[p] for p in sorted(new.keys() - old.keys())],
+        withdrawn=[old[p] for p in sorted(old.keys() - new.keys())],
+        superseded=[SupersededEntry(previous=old[p], current=new[p]) for p in both
+                    if old[p].identifier != new[p].identifier],
+        corrected=[SupersededEntry(previous=old[p], current=new[p]) for p in both
+                   if old[p].identifier == new[p].identifier and old[p] != new[p]],
+    )

@@ -5,12 +5,13 @@ same repository, read each other's, and answer the same searches."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from openenv.discovery import CatalogError, build_catalog, load_catalog, search_catalog
+from openenv.discovery import CatalogError, build_catalog, compare_catalogs, load_catalog, search_catalog
 from tests.cli.conftest import run_cli
 from tests.peer010 import _clean_env, peer010_python
 
@@ -114,3 +115,20 @@ def test_a_tampered_or_incomplete_snapshot_is_refused(repo: Path, tmp_path: Path
         search_catalog(snapshot, "x")
     done = _build(broken, tmp_path / "partial.json", peer=False)
     assert done.returncode == 1 and "error: envs/nameless:" in done.stderr
+
+
+def test_compare_catalogs_after_a_refresh(repo: Path, tmp_path: Path):
+    before = build_catalog(repo, repository_uri=URI, publisher="example.org")
+    moved = repo.parent / "moved"
+    subprocess.run(["git", "clone", "-q", str(repo), str(moved)], check=True, timeout=60)
+    (moved / "envs" / "tictactoe" / "README.md").write_text("# tictactoe\n")
+    shutil.rmtree(moved / "envs" / "guess_number")
+    _git(moved, "add", "-A")
+    _git(moved, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "refresh")
+    after = build_catalog(moved, repository_uri=URI, publisher="example.org")
+    changes = compare_catalogs(before, after)
+    assert [e.display_name for e in changes.withdrawn] == ["guess_number"] and changes.added == []
+    assert [c.current.display_name for c in changes.superseded] == ["tictactoe"]  # a new revision card
+    assert compare_catalogs(after, after).superseded == []
+    with pytest.raises(CatalogError, match="preserve publisher"):
+        compare_catalogs(before, build_catalog(repo, repository_uri=URI, publisher="other.example.org"))

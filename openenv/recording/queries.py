@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
@@ -19,6 +19,7 @@ from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 
 __all__ = [
+    "SORTS",
     "EpisodeFilter",
     "count_episodes",
     "distinct_values",
@@ -66,6 +67,9 @@ class EpisodeFilter:
     max_length: int | None = None
     finished: bool | None = None
     seed: int | None = None
+    training_run_id: str | None = None
+    train_step: int | None = None
+    group_id: str | None = None
 
     def clauses(self) -> list[ColumnElement[bool]]:
         c = _EP.c
@@ -76,6 +80,9 @@ class EpisodeFilter:
             (c.label, self.label),
             (c.run_id, self.run_id),
             (c.seed, self.seed),
+            (c.training_run_id, self.training_run_id),
+            (c.train_step, self.train_step),
+            (c.group_id, self.group_id),
         ):
             if value is not None:
                 out.append(column == value)
@@ -85,27 +92,36 @@ class EpisodeFilter:
             out.append(c.started_at >= _epoch(self.since))
         if self.until is not None:
             out.append(c.started_at < _epoch(self.until))
+        # ranges ride the listing's order ("+ 0" keeps a planner without statistics off the
+        # partial return/length indexes, which would sort every match of a wide range)
         if self.min_return is not None:
-            out.append(c.total_reward >= self.min_return)
+            out.append(c.total_reward + 0 >= self.min_return)
         if self.max_return is not None:
-            out.append(c.total_reward <= self.max_return)
+            out.append(c.total_reward + 0 <= self.max_return)
         if self.min_length is not None:
-            out.append(c.step_count >= self.min_length)
+            out.append(c.step_count + 0 >= self.min_length)
         if self.max_length is not None:
-            out.append(c.step_count <= self.max_length)
+            out.append(c.step_count + 0 <= self.max_length)
         if self.finished is not None:
             out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
         return out
 
 
-def _cursor(record: EpisodeRecord) -> str:
-    return f"{record.started_at!r}~{record.id}"
+# sortable listing orders: name -> column (every order ends with the id, so a page boundary is exact).
+SORTS: dict[str, Any] = {
+    "started": _EP.c.started_at, "return": _EP.c.total_reward, "length": _EP.c.step_count,
+    "reward": _EP.c.trainer_reward, "advantage": _EP.c.advantage, "step": _EP.c.train_step,
+}
+
+
+def _cursor(record: EpisodeRecord, sort: str = "started") -> str:
+    return f"{getattr(record, SORTS[sort].name)!r}~{record.id}"
 
 
 def _parse_cursor(cursor: str) -> tuple[float, str]:
     try:
-        started, eid = cursor.split("~", 1)
-        return float(started), eid
+        value, eid = cursor.split("~", 1)
+        return float(value), eid
     except ValueError as exc:
         raise RecordingError(f"bad listing cursor {cursor!r}", code="BAD_CURSOR") from exc
 
@@ -154,27 +170,33 @@ def _tags_for(conn: Connection, ids: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def list_episodes(
-    conn: Connection, filters: EpisodeFilter, *, limit: int = 50, cursor: str | None = None
+    conn: Connection, filters: EpisodeFilter, *, limit: int = 50, cursor: str | None = None,
+    sort: str = "started", descending: bool = True,
 ) -> EpisodePage:
-    """Newest first; one query for the page plus one for its tags."""
+    """One page in ``sort`` order (``SORTS``; newest first by default), then by id; a page
+    boundary is a row-value cursor ``(value, id) < (:v, :id)`` an index on the order can seek to.
+    Episodes whose sort value is null are left out of a sort other than ``started``, and live
+    ones out of the ``return`` and ``length`` orders."""
+    if sort not in SORTS:
+        raise RecordingError(f"unknown sort {sort!r}; one of {sorted(SORTS)}", code="BAD_SORT")
     limit = max(1, min(int(limit), MAX_PAGE))
+    column = SORTS[sort]
     where = filters.clauses()
+    if sort in ("return", "length"):
+        where.append(_EP.c.ended_at.is_not(None))  # the partial indexes: a live episode's value still moves
+    if sort != "started":
+        where.append(column.is_not(None))
     if cursor:
-        started, eid = _parse_cursor(cursor)
-        c = _EP.c
-        where.append(or_(c.started_at < started, and_(c.started_at == started, c.id < eid)))
-    stmt = (
-        select(*_LIST_COLUMNS)
-        .where(*where)
-        .order_by(_EP.c.started_at.desc(), _EP.c.id.desc())
-        .limit(limit + 1)
-    )
-    rows = conn.execute(stmt).all()
+        value, eid = _parse_cursor(cursor)
+        key = tuple_(column, _EP.c.id)
+        where.append(key < tuple_(value, eid) if descending else key > tuple_(value, eid))
+    order = (column.desc(), _EP.c.id.desc()) if descending else (column.asc(), _EP.c.id.asc())
+    rows = conn.execute(select(*_LIST_COLUMNS).where(*where).order_by(*order).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
     tags = _tags_for(conn, [r.id for r in rows])
     items = [_episode(r, tags=tags.get(r.id, ())) for r in rows]
-    return EpisodePage(items=items, next_cursor=_cursor(items[-1]) if more else None)
+    return EpisodePage(items=items, next_cursor=_cursor(items[-1], sort) if more else None)
 
 
 def list_forks(conn: Connection, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:

@@ -14,7 +14,17 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import READ_INDEXES, EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk, TrainingRun
+from .models import (
+    READ_INDEXES,
+    EnvRun,
+    Episode,
+    EpisodeTag,
+    RecordingMeta,
+    Step,
+    StepAgent,
+    StepChunk,
+    TrainingRun,
+)
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 

@@ -57,6 +57,23 @@
     if (flag && status.dataset[flag] !== "true") { ev.preventDefault(); ev.stopPropagation(); }
   }, true);
 
+  /* The episode list's multi-select: select all on the page, the count, a confirm before Delete. */
+  document.addEventListener("change", function (ev) {
+    var box = ev.target;
+    var form = box && box.closest ? box.closest("#episode-selection") : null;
+    if (!form) { return; }
+    if (box.classList.contains("pick-all")) {
+      form.querySelectorAll("input.pick").forEach(function (b) { b.checked = box.checked; });
+    }
+    var n = form.querySelectorAll("input.pick:checked").length;
+    var label = document.getElementById("selected-count");
+    if (label) { label.textContent = n ? n + " selected:" : "Select episodes:"; }
+  });
+  document.addEventListener("click", function (ev) {
+    var button = ev.target && ev.target.closest ? ev.target.closest("button[data-confirm]") : null;
+    if (button && !window.confirm(button.dataset.confirm)) { ev.preventDefault(); }
+  });
+
   document.addEventListener("htmx:afterSettle", applyPhase);
   document.addEventListener("htmx:afterRequest", function () { window.setTimeout(applyPhase, 0); });
   document.addEventListener("DOMContentLoaded", applyPhase);

@@ -28,7 +28,18 @@ from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
-from webui.studio.routes import compare, envs, episodes, forks, models, play, sessions, tokens
+from webui.studio.routes import (
+    compare,
+    envs,
+    episodes,
+    forks,
+    models,
+    play,
+    runs,
+    sessions,
+    tokens,
+    transcript,
+)
 from webui.studio.security import LoopbackHostGuard, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
@@ -98,6 +109,8 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(web_view_play.router, dependencies=guard)
     app.include_router(compare.router, dependencies=guard)  # before /episodes/{eid}
     app.include_router(episodes.router, dependencies=guard)
+    app.include_router(transcript.router, dependencies=guard)
+    app.include_router(runs.router, dependencies=guard)
     app.include_router(tokens.router, dependencies=guard)
     app.include_router(forks.router, dependencies=guard)
     app.include_router(sessions.router, dependencies=guard)

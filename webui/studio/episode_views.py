@@ -4,6 +4,7 @@ its neighbour window and its diff against the previous step."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -15,11 +16,14 @@ from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, 
 from webui.env_views import payload_schema
 from webui.obs_view import View, build_view, schema_at
 
-__all__ = ["FILTER_FIELDS", "ListingQuery", "StepPanel", "distinct_values", "load_step_panel",
+__all__ = ["FILTER_FIELDS", "SORT_LABELS", "FilterStats", "ListingQuery", "filter_stats", "StepPanel", "distinct_values", "load_step_panel",
            "parse_listing", "reward_series"]
 
 FILTER_FIELDS = ("env", "source", "label", "tag", "since", "until", "min_return", "max_return",
-                 "min_length", "max_length", "finished")
+                 "min_length", "max_length", "finished", "run", "step", "group", "seed", "sort", "dir")
+SORT_LABELS = {"started": "started", "return": "return", "length": "steps", "reward": "trainer reward",
+               "advantage": "advantage", "step": "training step"}
+INT_LIMIT = 2**63 - 1  # what every store's integer columns hold
 SUMMARY_CHARS = 90
 
 
@@ -31,6 +35,8 @@ class ListingQuery:
     filters: EpisodeFilter
     errors: dict[str, str] = field(default_factory=dict)
     cursor: str | None = None
+    sort: str = "started"
+    descending: bool = True
 
     def query_string(self, **extra: str) -> str:
         from urllib.parse import urlencode
@@ -58,16 +64,38 @@ def parse_listing(query: Mapping[str, str]) -> ListingQuery:
                 kwargs[name] = _date(values[name], end=end)
             except ValueError:
                 errors[name] = "a date like 2026-01-31"
-    for name, conv in (("min_return", float), ("max_return", float), ("min_length", int), ("max_length", int)):
+    for name, conv in (("min_return", float), ("max_return", float), ("min_length", int), ("max_length", int),
+                       ("step", int), ("seed", int)):
         if values[name]:
-            try:
-                kwargs[name] = conv(values[name])
-            except ValueError:
-                errors[name] = "a number" if conv is float else "a whole number"
+            kwargs[{"step": "train_step"}.get(name, name)] = _number(values[name], conv, name, errors)
+    if values["run"]:
+        kwargs["training_run_id"] = values["run"]
+    if values["group"]:
+        kwargs["group_id"] = values["group"]
     if values["finished"] in ("yes", "no"):
         kwargs["finished"] = values["finished"] == "yes"
+    sort = values["sort"] or "started"
+    if sort not in SORT_LABELS:
+        errors["sort"] = f"one of {', '.join(SORT_LABELS)}"
+        sort = "started"
     cursor = (query.get("cursor") or "").strip() or None
-    return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor, sort, values["dir"] != "asc")
+
+
+def _number(raw: str, conv: type, name: str, errors: dict[str, str]) -> float | int | None:
+    try:
+        value = conv(raw)
+    except ValueError:
+        errors[name] = "a number" if conv is float else "a whole number"
+        return None
+    if conv is float and not math.isfinite(value):
+        errors[name] = "a finite number"
+        return None
+    if conv is int and abs(value) > INT_LIMIT:
+        errors[name] = f"a whole number between {-INT_LIMIT} and {INT_LIMIT}"
+        return None
+    return value
 
 
 def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[str]:
@@ -79,6 +107,31 @@ def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[
     sql = text(f"SELECT DISTINCT {column} FROM env_run WHERE {column} IS NOT NULL ORDER BY {column} LIMIT :n")
     with store.engine.connect() as conn:
         return [r[0] for r in conn.execute(sql, {"n": limit})]
+
+
+@dataclass(frozen=True)
+class FilterStats:
+    """A count and the means over a listing's filter."""
+
+    count: int
+    mean_return: float | None
+    mean_length: float | None
+    mean_reward: float | None
+    finished: int
+
+
+def filter_stats(store: EpisodeStore, filters: EpisodeFilter) -> FilterStats:
+    """One aggregate over the matching episodes (a scan of what matches: call it off the list's way)."""
+    from sqlalchemy import case, func, select
+
+    from openenv.recording.models import Episode
+
+    c = Episode.__table__.c
+    stmt = select(func.count(), func.avg(c.total_reward), func.avg(c.step_count), func.avg(c.trainer_reward),
+                  func.sum(case((c.ended_at.is_not(None), 1), else_=0))).where(*filters.clauses())
+    with store.engine.connect() as conn:
+        n, ret, length, reward, finished = conn.execute(stmt).one()
+    return FilterStats(int(n), ret, length, reward, int(finished or 0))
 
 
 def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:

@@ -32,14 +32,14 @@ def _episode(request: Request, eid: str):  # noqa: ANN202 - an EpisodeRecord
 
 
 @router.get("/episodes/{eid}/tokens", name="episode_tokens")
-async def episode_tokens(request: Request, eid: str) -> Response:
+def episode_tokens(request: Request, eid: str) -> Response:
     ep = _episode(request, eid)
     view = token_view(studio_of(request).store, ep.id)
     return page_or_fragment(request, "studio/tokens.html", "studio/_tokens.html", nav="episodes", ep=ep, view=view)
 
 
 @router.get("/episodes/{eid}/training.jsonl", name="episode_training")
-async def episode_training(request: Request, eid: str) -> Response:
+def episode_training(request: Request, eid: str) -> Response:
     from openenv.capture.export import training_documents
 
     ep = _episode(request, eid)

@@ -1,0 +1,137 @@
+"""Runs: the list (training runs and labelled recordings, each with a trend), a run's dashboard
+(charts and a table per training step), a step's groups (worst first) and one group's rollouts
+side by side (best first). Every handler is a plain ``def``: FastAPI runs it, database reads
+included, in its thread pool, never on the event loop."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from openenv.recording import run_queries as rq
+from openenv.recording.errors import RecordingError
+from webui.studio.errors import NotFoundError, StudioError
+from webui.studio.rendering import page
+from webui.studio.run_charts import reasons_chart, sparkline, step_chart
+from webui.studio.state import studio_of
+from webui.templating import url
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _scope(request: Request) -> rq.RunScope:
+    key = (request.query_params.get("run") or "").strip()
+    if not key:
+        raise StudioError("Which run? (?run=<training run id> or ?run=label:<label>)")
+    return rq.RunScope(key)
+
+
+def _int(request: Request, name: str, *, required: bool = False) -> int | None:
+    raw = (request.query_params.get(name) or "").strip()
+    if not raw:
+        if required:
+            raise StudioError(f"missing ?{name}= (a whole number)")
+        return None
+    if not raw.lstrip("-").isdigit() or len(raw) > 18:
+        raise StudioError(f"?{name}= must be a whole number, not {raw[:30]!r}")
+    return int(raw)
+
+
+def _info(conn: Any, scope: rq.RunScope) -> rq.RunInfo:
+    try:
+        return rq.run_info(conn, scope)
+    except RecordingError as exc:
+        raise NotFoundError(f"There is no run {scope.key!r} (it may have been deleted).", what="run") from exc
+
+
+def _links(request: Request, scope: rq.RunScope) -> dict[str, Any]:
+    base = url(request, "runs_page")
+
+    def link(name: str, **params: Any) -> str:
+        query = {"run": scope.key, **{k: v for k, v in params.items() if v is not None}}
+        return f"{url(request, name)}?{urlencode(query)}"
+
+    episodes = url(request, "episodes_page") + "?" + urlencode(
+        {"run": scope.key} if scope.training else {"label": scope.label})
+    return {"runs_url": base, "link": link, "episodes_url": episodes,
+            "xlabel": "training step" if scope.training else "episode slice"}
+
+
+@router.get("/runs", name="runs_page")
+def runs_page(request: Request) -> Response:
+    store = studio_of(request).store
+    with store.engine.connect() as conn:
+        runs = rq.list_runs(conn)
+    return page(request, "studio/runs.html", nav="runs", runs=runs)
+
+
+@router.get("/runs/trend", name="run_trend")
+def run_trend(request: Request) -> Response:
+    """A run's row cells filled in after the list: episodes, last mean reward, a sparkline."""
+    scope = _scope(request)
+    with studio_of(request).store.engine.connect() as conn:
+        steps = rq.run_steps(conn, scope)
+    n = sum(s.n for s in steps)
+    return page(request, "studio/_run_trend.html", steps=steps, n=n, line=sparkline([s.mean for s in steps]),
+                key=scope.key)
+
+
+@router.get("/runs/dashboard", name="run_dashboard")
+def run_dashboard(request: Request) -> Response:
+    scope = _scope(request)
+    with studio_of(request).store.engine.connect() as conn:
+        info = _info(conn, scope)
+        steps = rq.run_steps(conn, scope)
+    links = _links(request, scope)
+
+    def step_url(x: int) -> str:
+        return links["link"]("run_step", step=x)
+
+    charts = {m: step_chart(steps, step_url, metric=m, xlabel=links["xlabel"])
+              for m in ("reward", "success", "length", "zero_spread")}
+    charts["reasons"] = reasons_chart(steps, step_url, xlabel=links["xlabel"])
+    return page(request, "studio/run.html", nav="runs", info=info, steps=steps, charts=charts, scope=scope,
+                n=sum(s.n for s in steps), **links)
+
+
+@router.get("/runs/step", name="run_step")
+def run_step(request: Request) -> Response:
+    scope = _scope(request)
+    step = _int(request, "step", required=True)
+    with studio_of(request).store.engine.connect() as conn:
+        info = _info(conn, scope)
+        groups = rq.step_groups(conn, scope, step)
+        stats = next((s for s in rq.run_steps(conn, scope) if s.x == step), None) if not scope.training else None
+    return page(request, "studio/run_step.html", nav="runs", info=info, scope=scope, step=step, groups=groups,
+                stats=stats, **_links(request, scope))
+
+
+@router.get("/runs/group", name="run_group")
+def run_group(request: Request) -> Response:
+    scope = _scope(request)
+    group = (request.query_params.get("group") or "").strip()
+    if not group:
+        raise StudioError("Which group? (?group=<group id>, or a seed for a labelled run)")
+    step = _int(request, "step")
+    try:
+        with studio_of(request).store.engine.connect() as conn:
+            info = _info(conn, scope)
+            episodes = rq.group_episodes(conn, scope, group, step=step)
+    except RecordingError as exc:
+        if exc.code == "NO_RUN":
+            raise
+        raise StudioError(exc.message) from exc
+    if not episodes:
+        raise NotFoundError(f"Run {info.name} has no group {group!r}" + (f" at step {step}" if step is not None else ""),
+                            what="group")
+    rewards = [e.trainer_reward if e.trainer_reward is not None else e.total_reward for e in episodes]
+    scored = [r for r in rewards if r is not None]
+    return page(request, "studio/run_group.html", nav="runs", info=info, scope=scope, group=group, step=step,
+                episodes=episodes, rewards=rewards, spread=(max(scored) - min(scored)) if scored else None,
+                mean=sum(scored) / len(scored) if scored else None, **_links(request, scope))

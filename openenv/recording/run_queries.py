@@ -25,12 +25,12 @@ from sqlalchemy.sql import ColumnElement
 from .errors import RecordingError
 from .jsonable import loads
 from .models import EnvRun, Episode, TrainingRun
-from .queries import _LIST_COLUMNS, _episode
+from .queries import _LIST_COLUMNS, EpisodeFilter, _episode
 from .records import EpisodeRecord
 
 __all__ = [
-    "BUCKETS", "REASONS", "GroupStats", "RunInfo", "RunScope", "StepStats",
-    "group_episodes", "list_runs", "run_info", "run_steps", "step_groups",
+    "BUCKETS", "REASONS", "FilterStats", "GroupStats", "RunInfo", "RunScope", "StepStats",
+    "filter_stats", "group_episodes", "list_runs", "run_info", "run_steps", "step_groups",
 ]
 
 _EP, _RUN, _TRUN = Episode.__table__, EnvRun.__table__, TrainingRun.__table__
@@ -262,3 +262,23 @@ def group_episodes(conn: Connection, scope: RunScope, group: str, *, step: int |
     stmt = (select(*_LIST_COLUMNS).where(*where).order_by(r.is_(None), r.desc(), c.group_index, c.id)
             .limit(max(1, min(int(limit), 1000))))  # fmt: skip
     return [_episode(row) for row in conn.execute(stmt)]
+
+
+@dataclass(frozen=True)
+class FilterStats:
+    """A count and the means over a listing's filter."""
+
+    count: int
+    mean_return: float | None
+    mean_length: float | None
+    mean_reward: float | None
+    finished: int
+
+
+def filter_stats(conn: Connection, filters: EpisodeFilter) -> FilterStats:
+    """One aggregate over the episodes a listing filter matches (a scan of what matches)."""
+    c = _EP.c
+    stmt = select(func.count(), func.avg(c.total_reward), func.avg(c.step_count), func.avg(c.trainer_reward),
+                  func.sum(case((c.ended_at.is_not(None), 1), else_=0))).where(*filters.clauses())
+    n, ret, length, reward, finished = conn.execute(stmt).one()
+    return FilterStats(int(n), ret, length, reward, int(finished or 0))

@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy import text
 
-from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff
+from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff, run_queries
+from openenv.recording.run_queries import FilterStats
 from webui.env_views import payload_schema
 from webui.obs_view import View, build_view, schema_at
 
@@ -109,29 +110,10 @@ def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[
         return [r[0] for r in conn.execute(sql, {"n": limit})]
 
 
-@dataclass(frozen=True)
-class FilterStats:
-    """A count and the means over a listing's filter."""
-
-    count: int
-    mean_return: float | None
-    mean_length: float | None
-    mean_reward: float | None
-    finished: int
-
-
 def filter_stats(store: EpisodeStore, filters: EpisodeFilter) -> FilterStats:
-    """One aggregate over the matching episodes (a scan of what matches: call it off the list's way)."""
-    from sqlalchemy import case, func, select
-
-    from openenv.recording.models import Episode
-
-    c = Episode.__table__.c
-    stmt = select(func.count(), func.avg(c.total_reward), func.avg(c.step_count), func.avg(c.trainer_reward),
-                  func.sum(case((c.ended_at.is_not(None), 1), else_=0))).where(*filters.clauses())
+    """A count and the means over the matching episodes (a scan of what matches: load it after the list)."""
     with store.engine.connect() as conn:
-        n, ret, length, reward, finished = conn.execute(stmt).one()
-    return FilterStats(int(n), ret, length, reward, int(finished or 0))
+        return run_queries.filter_stats(conn, filters)
 
 
 def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:

@@ -34,7 +34,9 @@ def _episode(request: Request, eid: str):  # noqa: ANN202 - an EpisodeRecord
 @router.get("/episodes/{eid}/tokens", name="episode_tokens")
 def episode_tokens(request: Request, eid: str) -> Response:
     ep = _episode(request, eid)
-    view = token_view(studio_of(request).store, ep.id)
+    offsets = {int(k[1:]): int(v) for k, v in request.query_params.items()
+               if k[:1] == "o" and k[1:].isdigit() and v.isdigit() and len(k) < 6 and len(v) < 10}
+    view = token_view(studio_of(request).store, ep.id, offsets)
     return page_or_fragment(request, "studio/tokens.html", "studio/_tokens.html", nav="episodes", ep=ep, view=view)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import func, select, tuple_, union_all
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
@@ -71,7 +71,8 @@ class EpisodeFilter:
     train_step: int | None = None
     group_id: str | None = None
 
-    def clauses(self) -> list[ColumnElement[bool]]:
+    def clauses(self, *, ranges: bool = True) -> list[ColumnElement[bool]]:
+        """The WHERE terms (without the return/length ranges when ``ranges`` is false)."""
         c = _EP.c
         out: list[ColumnElement[bool]] = []
         for column, value in (
@@ -92,19 +93,39 @@ class EpisodeFilter:
             out.append(c.started_at >= _epoch(self.since))
         if self.until is not None:
             out.append(c.started_at < _epoch(self.until))
-        # ranges ride the listing's order ("+ 0" keeps a planner without statistics off the
-        # partial return/length indexes, which would sort every match of a wide range)
-        if self.min_return is not None:
-            out.append(c.total_reward + 0 >= self.min_return)
-        if self.max_return is not None:
-            out.append(c.total_reward + 0 <= self.max_return)
-        if self.min_length is not None:
-            out.append(c.step_count + 0 >= self.min_length)
-        if self.max_length is not None:
-            out.append(c.step_count + 0 <= self.max_length)
+        if ranges:
+            out += _range_terms(self, plain=False)
         if self.finished is not None:
             out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
         return out
+
+    def has_range(self) -> bool:
+        return any(v is not None for v in (self.min_return, self.max_return, self.min_length, self.max_length))
+
+def _range_terms(f: EpisodeFilter, *, plain: bool) -> list[ColumnElement[bool]]:
+    """Return/length ranges: ``plain`` for an index on the column to serve them, else as
+    ``column + 0`` so a planner without statistics walks the listing's order instead (many
+    matches: a page fills early)."""
+    c = _EP.c
+    out: list[ColumnElement[bool]] = []
+    for column, lo, hi in ((c.total_reward, f.min_return, f.max_return), (c.step_count, f.min_length, f.max_length)):
+        term = column if plain else column + 0
+        if lo is not None:
+            out.append(term >= lo)
+        if hi is not None:
+            out.append(term <= hi)
+    return out
+
+
+RANGE_PROBE = 2000  # a range with fewer ended matches than this is read through its index
+
+
+def _few_in_range(conn: Connection, filters: EpisodeFilter) -> bool:
+    """Whether the return/length range holds fewer than ``RANGE_PROBE`` ended episodes (an index
+    range count, stopped at the limit)."""
+    inner = (select(_EP.c.id).where(_EP.c.ended_at.is_not(None), *_range_terms(filters, plain=True))
+             .limit(RANGE_PROBE).subquery())
+    return int(conn.execute(select(func.count()).select_from(inner)).scalar_one()) < RANGE_PROBE
 
 
 # sortable listing orders: name -> column (every order ends with the id, so a page boundary is exact).
@@ -181,7 +202,8 @@ def list_episodes(
         raise RecordingError(f"unknown sort {sort!r}; one of {sorted(SORTS)}", code="BAD_SORT")
     limit = max(1, min(int(limit), MAX_PAGE))
     column = SORTS[sort]
-    where = filters.clauses()
+    few = filters.has_range() and sort == "started" and _few_in_range(conn, filters)
+    where = filters.clauses(ranges=not few)
     if sort in ("return", "length"):
         where.append(_EP.c.ended_at.is_not(None))  # the partial indexes: a live episode's value still moves
     if sort != "started":
@@ -190,8 +212,19 @@ def list_episodes(
         value, eid = _parse_cursor(cursor)
         key = tuple_(column, _EP.c.id)
         where.append(key < tuple_(value, eid) if descending else key > tuple_(value, eid))
-    order = (column.desc(), _EP.c.id.desc()) if descending else (column.asc(), _EP.c.id.asc())
-    rows = conn.execute(select(*_LIST_COLUMNS).where(*where).order_by(*order).limit(limit + 1)).all()
+    if few:  # the few ended matches through the range's partial index, the live ones through theirs
+        ended = select(*_LIST_COLUMNS).where(*where, _EP.c.ended_at.is_not(None), *_range_terms(filters, plain=True))
+        live = select(*_LIST_COLUMNS).where(*where, _EP.c.ended_at.is_(None), *_range_terms(filters, plain=False))
+        both = union_all(ended, live).subquery()
+        cols, source = [both.c[c.name] for c in _LIST_COLUMNS], both
+        sort_col, id_col = both.c[column.name] + 0, both.c.id  # + 0: no arm walks the order's index
+    else:
+        cols, source, sort_col, id_col = _LIST_COLUMNS, None, column, _EP.c.id
+    order = (sort_col.desc(), id_col.desc()) if descending else (sort_col.asc(), id_col.asc())
+    stmt = select(*cols).where(*([] if few else where))
+    if source is not None:
+        stmt = stmt.select_from(source)
+    rows = conn.execute(stmt.order_by(*order).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
     tags = _tags_for(conn, [r.id for r in rows])

@@ -30,7 +30,7 @@ from .records import EpisodeRecord
 
 __all__ = [
     "BUCKETS", "REASONS", "FilterStats", "GroupStats", "RunInfo", "RunScope", "StepStats",
-    "filter_stats", "group_episodes", "list_runs", "run_info", "run_steps", "step_groups",
+    "filter_stats", "group_episodes", "list_runs", "run_info", "run_steps", "run_trend", "step_groups",
 ]
 
 _EP, _RUN, _TRUN = Episode.__table__, EnvRun.__table__, TrainingRun.__table__
@@ -202,6 +202,17 @@ def run_steps(conn: Connection, scope: RunScope) -> list[StepStats]:
                              live=int(live or 0), reasons=reasons, first=first, last=last))  # fmt: skip
     _add_spread(conn, scope, src, x, out)
     return out
+
+
+def run_trend(conn: Connection, scope: RunScope) -> tuple[int, list[float | None]]:
+    """How many episodes a run has and its mean reward per step (slice): the runs list's trend."""
+    src, x = _x(scope)
+    r = func.coalesce(src.c.trainer_reward, src.c.total_reward)
+    stmt = select(x, func.count(), func.avg(r)).select_from(src).where(x.is_not(None)).group_by(x).order_by(x)
+    if scope.training:
+        stmt = stmt.where(scope.where())
+    rows = conn.execute(stmt).all()
+    return sum(int(n) for _, n, _ in rows), [mean for _, _, mean in rows]
 
 
 def _group_key(src: Any, scope: RunScope) -> Any:

@@ -94,3 +94,30 @@ def test_a_deep_page_seeks_its_index(gen_store: Path, flt: EpisodeFilter, sort: 
         assert index in plan and "TEMP B-TREE" not in plan, plan
         if flt == EpisodeFilter() or sort != "started":
             assert "SEARCH" in plan, plan  # seeks to the cursor
+
+
+def test_a_narrow_range_reads_its_index_and_keeps_live_episodes(tmp_path: Path) -> None:
+    with EpisodeStore(tmp_path / "r.db") as store:
+        run = store.create_run(env_name="echo")
+        ids = []
+        for n in range(30):
+            eid = store.start_episode(run, observation={})
+            for i in range(1, n % 6 + 1):
+                store.append_step(eid, i, action={}, observation={}, reward=1.0, done=i == 5 and n % 2 == 0)
+            if n % 2 == 0:
+                store.finish_episode(eid, "closed")
+            ids.append(eid)
+        plans: list[str] = []
+
+        def explain(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001, PLR0913
+            if "LIMIT" in statement and "count(" not in statement:
+                rows = cursor.connection.execute("EXPLAIN QUERY PLAN " + statement, parameters).fetchall()
+                plans.append(" | ".join(row[-1] for row in rows))
+
+        event.listen(store.engine, "before_cursor_execute", explain)
+        got = [e.id for e in store.list_episodes(EpisodeFilter(min_length=5), limit=100).items]
+        event.remove(store.engine, "before_cursor_execute", explain)
+        assert got == [eid for n, eid in reversed(list(enumerate(ids))) if n % 6 == 5]  # live and ended alike
+        assert "ix_episode_length" in plans[-1] and "ix_episode_live" in plans[-1], plans
+        wide = [e.id for e in store.iter_episodes(EpisodeFilter(min_length=0, max_length=4), batch=7)]
+        assert wide == [eid for n, eid in reversed(list(enumerate(ids))) if n % 6 <= 4]

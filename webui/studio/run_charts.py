@@ -82,7 +82,8 @@ def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, me
         series = [_finite(s.mean) for s in steps]
         lows = [_finite(s.min) for s in steps]
         highs = [_finite(s.max) for s in steps]
-        vals = [v for v in (*series, *lows, *highs) if v is not None]
+        spread = [(m - s.std, m + s.std) for m, s in zip(series, steps, strict=True) if m is not None and s.std is not None]
+        vals = [v for v in (*series, *lows, *highs, *(x for pair in spread for x in pair)) if v is not None]
     elif metric == "success":
         series = [None if s.success is None else s.success * 100 for s in steps]
         vals = [0.0, 100.0]
@@ -146,7 +147,7 @@ def reasons_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *,
     parts += f.hits(steps, step_url, lambda s: f"{xlabel} {s.x}: " + ", ".join(f"{k} {v}" for k, v in s.reasons.items()))
     parts.append("</svg>")
     seen = [n for n in (*REASONS, "other") if any(s.reasons.get(n) for s in steps)]
-    legend = "".join(f'<span class="key reason r-{n}">{n}</span>' for n in seen)
+    legend = "".join(f'<span class="key rk-{n}">{n}</span>' for n in seen)
     return Markup("".join(parts) + f'<p class="chart-legend">{legend}</p>')
 
 

@@ -110,10 +110,19 @@ def _prompt_messages(data: dict[str, Any], seen: int, index: int) -> list[Messag
     return out
 
 
+def _raw(data: dict[str, Any]) -> dict[str, Any]:
+    """The turn as stored, its token arrays counted rather than listed (the Tokens page has them)."""
+    cap = data.get("capture")
+    if not isinstance(cap, dict):
+        return data
+    short = {k: f"({len(v)} items: see Tokens)" if isinstance(v, list) and len(v) > 20 else v for k, v in cap.items()}
+    return {**data, "capture": short}
+
+
 def _turn(step: StepRecord | None, index: int, actor: str, data: Any, seen: int) -> tuple[Turn, int]:
     data = data if isinstance(data, dict) else {}
     failed = bool(data.get("failed")) or step is None
-    turn = Turn(index=index, actor=actor, failed=failed, error=data.get("error"), raw=data,
+    turn = Turn(index=index, actor=actor, failed=failed, error=data.get("error"), raw=_raw(data),
                 attempts=list(data.get("attempts") or []), latency_ms=data.get("latency_ms"),
                 finish_reason=data.get("finish_reason"), reward=step.reward if step else None)
     turn.messages += _prompt_messages(data, seen, index)

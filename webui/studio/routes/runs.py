@@ -76,9 +76,8 @@ def run_trend(request: Request) -> Response:
     """A run's row cells filled in after the list: episodes, last mean reward, a sparkline."""
     scope = _scope(request)
     with studio_of(request).store.engine.connect() as conn:
-        steps = rq.run_steps(conn, scope)
-    n = sum(s.n for s in steps)
-    return page(request, "studio/_run_trend.html", steps=steps, n=n, line=sparkline([s.mean for s in steps]),
+        n, means = rq.run_trend(conn, scope)
+    return page(request, "studio/_run_trend.html", n=n, last=means[-1] if means else None, line=sparkline(means),
                 key=scope.key)
 
 

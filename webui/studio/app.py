@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -48,6 +50,7 @@ __all__ = ["create_studio_app"]
 
 log = logging.getLogger("openenv.studio")
 JOURNAL_RECOVERY_INTERVAL_S = 5.0
+SWITCH_INTERVAL_S = 0.001
 
 
 async def _static(request: Request, path: str) -> Response:
@@ -75,6 +78,10 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # database reads and page rendering run in worker threads: hand the interpreter back to
+        # the event loop every 1 ms (5 ms by default) so /health and small pages answer while
+        # they run
+        sys.setswitchinterval(float(os.environ.get("OPENENV_STUDIO_SWITCH_S", SWITCH_INTERVAL_S)))
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         store = EpisodeStore(settings.database_target)
         catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host,

@@ -158,3 +158,21 @@ def test_jsonl_export_streams_every_matching_episode(rc: StudioClient, runs_data
     with EpisodeStore(runs_data / "episodes.db") as store:
         expected = [e.id for e in store.iter_episodes(EpisodeFilter(label="rollout-000"))]
     assert [json.loads(line)["id"] for line in lines] == expected and len(expected) > 200
+
+
+def test_deleting_a_parent_says_what_happens_to_its_forks(rc: StudioClient, runs_data: Path) -> None:
+    with EpisodeStore(runs_data / "episodes.db") as store:
+        run = store.create_run(env_name="echo")
+        parent = store.start_episode(run, observation={"m": ""})
+        store.append_step(parent, 1, action={"m": "a"}, observation={"m": "a"}, reward=1.0)
+        child = store.start_episode(run, observation={"m": ""})
+        store.mark_fork(child, parent, 1)
+    doc = rc.page(f"/episodes/{parent}")
+    confirm = doc.find("form", action=f"/episodes/{parent}/delete").attrs["hx-confirm"]
+    assert "Its 1 fork stays" in confirm
+    assert doc.find("dd", id="fork-parent") is None
+    assert rc.page(f"/episodes/{child}").by_id("fork-parent").find("a") is not None
+    assert rc.post(f"/episodes/{parent}/delete", htmx=False).status_code == 303
+    shown = rc.page(f"/episodes/{child}").by_id("fork-parent")
+    assert shown.find("a") is None and "deleted" in shown.text()
+    assert rc.page(f"/episodes/{child}").find("a", id="compare-parent") is None

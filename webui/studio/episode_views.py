@@ -123,7 +123,7 @@ def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:
 
 def summarize(value: Any) -> str:
     if value is None:
-        return "(reset)"
+        return "null"
     out = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return out if len(out) <= SUMMARY_CHARS else out[: SUMMARY_CHARS - 1] + "…"
 

@@ -185,15 +185,24 @@ def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index:
     """Context of the episode page; a step fragment (``full=False``) skips the reward series."""
     panel = load_step_panel(studio.store, ep.id, index, ep.step_count, studio.settings.timeline_window,
                             recorded_schema(ep))
-    runtimes = [r for r in studio.launcher.live() if r.base_url]
+    runtimes = [r for r in studio.launcher.live() if r.base_url and same_kind(r.name, ep.env_name)]
     runtimes.sort(key=lambda r: r.name != ep.env_name)
     if full:
         prune_unplayed_forks(studio.store, ep.id)
     return {"nav": "episodes", "ep": ep, "panel": panel, "rewards": reward_series(studio.store, ep.id) if full else [],
-            "runtimes": runtimes, "fork_runtimes": [r for r in runtimes if same_kind(r.name, ep.env_name)], "launchable": _launchable(studio, ep.env_name) is not None,
+            "runtimes": runtimes, "fork_runtimes": runtimes, "launchable": _launchable(studio, ep.env_name) is not None,
             "summarize": summarize, "more_url": _more_url(request, ep.id, panel.step.index if panel else 0),
             "job": None, "saved": False, "forks": studio.store.list_forks(ep.id) if full else [],
-            "model_endpoints": request.app.state.model_endpoints.list()}
+            "model_endpoints": request.app.state.model_endpoints.list(),
+            "parent_gone": full and ep.parent_episode_id is not None and _gone(studio, ep.parent_episode_id)}
+
+
+def _gone(studio: Studio, eid: str) -> bool:
+    try:
+        studio.store.get_episode(eid)
+    except EpisodeNotFoundError:
+        return True
+    return False
 
 
 def _launchable(studio: Studio, env_name: str) -> Entry | None:
@@ -293,6 +302,8 @@ async def episode_rerun(request: Request, eid: str) -> Response:
         rt = studio.launcher.get(rid)
         if not rt.live or not rt.base_url:
             raise StudioError(f"{rt.name} is not running.")
+        if not same_kind(rt.name, ep.env_name):
+            raise StudioError(f"{rt.name} is not a {ep.env_name} environment: re-run on one of the same kind.")
         job = await studio.reruns.start(ep.id, rt.name, rt.base_url, headers=rt.headers)
     if not is_htmx(request):
         full = await run_in_threadpool(_episode_context, request, studio, ep, 0)

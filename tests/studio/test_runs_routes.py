@@ -6,6 +6,7 @@ the transcript, streamed exports, and bad input as 4xx."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,3 +177,13 @@ def test_deleting_a_parent_says_what_happens_to_its_forks(rc: StudioClient, runs
     shown = rc.page(f"/episodes/{child}").by_id("fork-parent")
     assert shown.find("a") is None and "deleted" in shown.text()
     assert rc.page(f"/episodes/{child}").find("a", id="compare-parent") is None
+
+
+def test_an_id_prefix_opens_the_episode_and_times_carry_their_zone(rc: StudioClient) -> None:
+    doc = rc.page(f"/episodes/{LONG[:8]}")
+    assert doc.by_id("episode").attrs["data-episode"] == LONG
+    assert rc.http.get(f"/episodes/{LONG[:8]}/tokens").status_code == 200
+    assert rc.http.get("/episodes/zzzz").status_code == 404
+    assert rc.http.get("/episodes/e").status_code in (400, 404)  # ambiguous or none: never a 500
+    text = doc.by_id("episode").text()
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (UTC|[A-Z]{2,5}|[+-]\d{4})", text), text[:300]

@@ -52,10 +52,13 @@ FORMATS = {"jsonl": ("application/x-ndjson", ".jsonl"), "parquet": ("application
 
 
 def _episode(studio: Studio, eid: str) -> EpisodeRecord:
+    """The episode ``eid`` names (its full id, or a prefix of one as the lists show)."""
     try:
-        return studio.store.get_episode(eid)
+        return studio.store.get_episode(studio.store.resolve_id(eid))
     except EpisodeNotFoundError as exc:
         raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
+    except RecordingError as exc:  # an ambiguous prefix
+        raise StudioError(exc.message) from exc
 
 
 @router.get("/episodes", name="episodes_page")

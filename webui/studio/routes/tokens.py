@@ -26,7 +26,8 @@ class _NotTrainable(StudioError):
 
 def _episode(request: Request, eid: str):  # noqa: ANN202 - an EpisodeRecord
     try:
-        return studio_of(request).store.get_episode(eid)
+        store = studio_of(request).store
+        return store.get_episode(store.resolve_id(eid))
     except EpisodeNotFoundError as exc:
         raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
 

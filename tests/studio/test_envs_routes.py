@@ -207,3 +207,22 @@ def test_restart_from_the_runtime_page_swaps_its_summary(sc: StudioClient) -> No
         assert row.with_class("url-cell")[0].text() in node.text()  # the current URL, not the old one
     finally:
         sc.post(f"/envs/r/{rid}/stop")
+
+
+def test_stop_asks_first_while_sessions_are_open(sc: StudioClient) -> None:
+    from openenv.core import GenericEnvClient
+
+    rid = sc.launch("echo")
+    try:
+        row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
+        url = row.with_class("url-cell")[0].text().strip()
+        assert "hx-confirm" not in row.find("button", class_="small stop").attrs
+        with GenericEnvClient(base_url=url).sync() as client:
+            client.reset()
+            row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
+            stop = row.with_class("stop")[0]
+            assert "1 session is open" in stop.attrs["hx-confirm"]
+            summary = sc.page(f"/envs/r/{rid}").by_id("stop-button")
+            assert "1 session is open" in summary.attrs["data-confirm"]
+    finally:
+        sc.post(f"/envs/r/{rid}/stop", htmx=False)

@@ -34,6 +34,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "episode_rerun": ("/episodes/{eid}/rerun", ("runtime",), True),
     "episode_delete": (f"/episodes/{GONE}/delete", (), True),
     "episode_notes": ("/episodes/{eid}/notes", ("tags", "notes"), True),
+    "episodes_delete": ("/episodes/delete", ("ids",), False),
     "episode_fork": ("/episodes/{eid}/fork", ("step", "runtime"), True),
     "fork_proceed": ("/play/s/{sid}/fork/proceed", (), True),
     "fork_discard": (f"/play/s/{GONE}/fork/discard", (), True),

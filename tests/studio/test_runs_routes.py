@@ -187,3 +187,12 @@ def test_an_id_prefix_opens_the_episode_and_times_carry_their_zone(rc: StudioCli
     assert rc.http.get("/episodes/e").status_code in (400, 404)  # ambiguous or none: never a 500
     text = doc.by_id("episode").text()
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (UTC|[A-Z]{2,5}|[+-]\d{4})", text), text[:300]
+
+
+def test_a_capture_session_is_not_offered_an_environment(rc: StudioClient, runs_data: Path) -> None:
+    with EpisodeStore(runs_data / "episodes.db") as store:
+        eid = store.start_episode(store.create_run(env_name="capture", source="capture", provider="capture"),
+                                  observation={"session": "s1"})
+    doc = rc.page(f"/episodes/{eid}")
+    assert "openenv capture" in doc.by_id("capture-note").text()
+    assert "Launch a" not in doc.text() and not doc.with_class("fork-hint")

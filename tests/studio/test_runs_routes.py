@@ -196,3 +196,16 @@ def test_a_capture_session_is_not_offered_an_environment(rc: StudioClient, runs_
     doc = rc.page(f"/episodes/{eid}")
     assert "openenv capture" in doc.by_id("capture-note").text()
     assert "Launch a" not in doc.text() and not doc.with_class("fork-hint")
+
+
+def test_two_runs_compared_per_seed_and_by_distribution(rc: StudioClient) -> None:
+    doc = rc.page("/runs/compare", params={"a": RUN, "b": "label:rollout-000"})
+    assert doc.by_id("run-compare").attrs["data-b"] == "label:rollout-000"
+    seeds = doc.with_class("seed-row")
+    assert seeds and doc.by_id("seed-summary").find("strong") is not None
+    assert doc.find("svg", data_chart="histogram") is not None
+    assert len(doc.find("table", class_="compare-steps").find_all("tr")) > 6
+    dash = rc.page("/runs/dashboard", params={"run": RUN})
+    assert dash.by_id("run-compare-form").find("option", value="label:rollout-000") is not None
+    assert rc.http.get("/runs/compare", params={"a": RUN}).status_code == 400
+    assert rc.http.get("/runs/compare", params={"a": RUN, "b": "nope"}).status_code == 404

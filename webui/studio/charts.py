@@ -87,7 +87,8 @@ def reward_chart(
     if current is not None and 0 <= current < n:
         parts.append(f'<line class="cursor" x1="{x(current):.1f}" y1="{pad_t}" x2="{x(current):.1f}" '
                      f'y2="{pad_t + h}"/>')
-    parts.append(f"<title>{escape(f'return {format_number(running[-1])} after {n - 1} steps')}</title></svg>")
+    parts.insert(1, f"<title>{escape(f'return {format_number(running[-1])} after {n - 1} steps')}</title>")
+    parts.append("</svg>")
     legend = ('<p class="chart-legend"><span class="key bar">reward per step'
               + (" (min..max per bucket)" if n > len(buckets) else "") + '</span><span class="key mean">running return</span>'
               + (" · click a step to open it" if step_url is not None else "") + "</p>")

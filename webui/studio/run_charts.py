@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 
 from markupsafe import Markup, escape
 
+from openenv.recording.run_compare import Histogram
 from openenv.recording.run_queries import REASONS, StepStats
 from webui.templating import format_number
 
-__all__ = ["reasons_chart", "sparkline", "step_chart"]
+__all__ = ["histogram_chart", "reasons_chart", "sparkline", "step_chart"]
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 720, 180, 48, 10, 10, 22
 
@@ -163,3 +164,26 @@ def sparkline(values: Sequence[float | None], *, width: int = 140, height: int =
     title = f"{format_number(pts[0][1])} → {format_number(pts[-1][1])}"
     return Markup(f'<svg class="sparkline" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
                   f'aria-label="trend {escape(title)}"><polyline points="{coords}"/><title>{escape(title)}</title></svg>')
+
+
+def histogram_chart(hist: Histogram | None) -> Markup:
+    """Two runs' reward distributions over the same bins (A and B bars side by side)."""
+    if hist is None:
+        return Markup('<p class="muted chart-empty">No rewards recorded.</p>')
+    peak = max(1, *hist.a, *hist.b)
+    f = _Frame(len(hist.a), 0.0, float(peak), height=160)
+    parts = f.open("reward distribution of runs A and B", "histogram")
+    slot = f.w / f.n
+    for i, (na, nb) in enumerate(zip(hist.a, hist.b, strict=True)):
+        for k, (n, cls) in enumerate(((na, "hist-a"), (nb, "hist-b"))):
+            if n:
+                x0 = PAD_L + slot * i + slot * (0.1 + 0.4 * k)
+                parts.append(f'<rect class="{cls}" x="{x0:.1f}" y="{f.y(n):.1f}" width="{slot * 0.4:.1f}" '
+                             f'height="{f.y(0) - f.y(n):.1f}"><title>{"AB"[k]}: {n} episodes with reward '
+                             f'{escape(format_number(hist.edges[i]))}..{escape(format_number(hist.edges[i + 1]))}</title></rect>')
+    parts += [f'<line class="axis" x1="{PAD_L}" y1="{f.y(0):.1f}" x2="{W - PAD_R}" y2="{f.y(0):.1f}"/>',
+              f'<text class="tick" x="{PAD_L}" y="{f.height - 4}">{escape(format_number(hist.lo))}</text>',
+              f'<text class="tick" x="{W - PAD_R}" y="{f.height - 4}" text-anchor="end">{escape(format_number(hist.hi))}</text>',
+              "</svg>"]
+    return Markup("".join(parts) + '<p class="chart-legend"><span class="key ka">A</span><span class="key kb">B</span>'
+                  " · episodes per reward bin</p>")

@@ -12,11 +12,12 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from openenv.recording import run_compare
 from openenv.recording import run_queries as rq
 from openenv.recording.errors import RecordingError
 from webui.studio.errors import NotFoundError, StudioError
 from webui.studio.rendering import page
-from webui.studio.run_charts import reasons_chart, sparkline, step_chart
+from webui.studio.run_charts import histogram_chart, reasons_chart, sparkline, step_chart
 from webui.studio.state import studio_of
 from webui.templating import url
 
@@ -87,6 +88,7 @@ def run_dashboard(request: Request) -> Response:
     with studio_of(request).store.engine.connect() as conn:
         info = _info(conn, scope)
         steps = rq.run_steps(conn, scope)
+        others = [r for r in rq.list_runs(conn) if r.key != scope.key]
     links = _links(request, scope)
 
     def step_url(x: int) -> str:
@@ -96,7 +98,36 @@ def run_dashboard(request: Request) -> Response:
               for m in ("reward", "success", "length", "zero_spread")}
     charts["reasons"] = reasons_chart(steps, step_url, xlabel=links["xlabel"])
     return page(request, "studio/run.html", nav="runs", info=info, steps=steps, charts=charts, scope=scope,
-                n=sum(s.n for s in steps), **links)
+                n=sum(s.n for s in steps), others=others, **links)
+
+
+@router.get("/runs/compare", name="run_compare")
+def run_compare_page(request: Request) -> Response:
+    """Two runs: their per-step means side by side, reward distributions, and per seed (pass@k)."""
+    keys = [(request.query_params.get(k) or "").strip() for k in ("a", "b")]
+    if not all(keys):
+        raise StudioError("Choose two runs (?a=<run>&b=<run>; a run is a training run id or label:<label>).")
+    a, b = rq.RunScope(keys[0]), rq.RunScope(keys[1])
+    with studio_of(request).store.engine.connect() as conn:
+        info_a, info_b = _info(conn, a), _info(conn, b)
+        steps_a, steps_b = rq.run_steps(conn, a), rq.run_steps(conn, b)
+        seeds = run_compare.compare_seeds(conn, a, b)
+        hist = run_compare.reward_histograms(conn, a, b)
+    by_x = {}
+    for side, steps in (("a", steps_a), ("b", steps_b)):
+        for s in steps:
+            by_x.setdefault(s.x, {})[side] = s
+    shared = [r for r in seeds if r.a is not None and r.b is not None]
+    summary = {side: {"pass": sum(getattr(r, side).pass_at_n for r in shared) / len(shared) if shared else None,
+                      "mean": _mean([getattr(r, side).mean for r in shared])} for side in ("a", "b")}
+    return page(request, "studio/run_compare.html", nav="runs", a=info_a, b=info_b, rows=sorted(by_x.items()),
+                seeds=seeds[:500], more_seeds=max(0, len(seeds) - 500), shared=len(shared), summary=summary,
+                histogram=histogram_chart(hist), runs_url=url(request, "runs_page"))
+
+
+def _mean(values: list[float | None]) -> float | None:
+    xs = [v for v in values if v is not None]
+    return sum(xs) / len(xs) if xs else None
 
 
 @router.get("/runs/step", name="run_step")

@@ -35,6 +35,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "episode_delete": (f"/episodes/{GONE}/delete", (), True),
     "episode_notes": ("/episodes/{eid}/notes", ("tags", "notes"), True),
     "episodes_delete": ("/episodes/delete", ("ids",), False),
+    "episodes_export_job": ("/episodes/export/jobs", ("env", "min_length", "seed", "run"), False),
     "episode_fork": ("/episodes/{eid}/fork", ("step", "runtime"), True),
     "fork_proceed": ("/play/s/{sid}/fork/proceed", (), True),
     "fork_discard": (f"/play/s/{GONE}/fork/discard", (), True),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -209,3 +210,24 @@ def test_two_runs_compared_per_seed_and_by_distribution(rc: StudioClient) -> Non
     assert dash.by_id("run-compare-form").find("option", value="label:rollout-000") is not None
     assert rc.http.get("/runs/compare", params={"a": RUN}).status_code == 400
     assert rc.http.get("/runs/compare", params={"a": RUN, "b": "nope"}).status_code == 404
+
+
+def test_a_background_export_reports_progress_then_its_file(rc: StudioClient, runs_data: Path) -> None:
+    form = rc.page("/episodes", params={"label": "rollout-000"}).by_id("export-job-form")
+    fields = {i.attrs["name"]: i.attrs.get("value", "") for i in form.find_all("input")}
+    assert fields["label"] == "rollout-000"
+    started = rc.post("/episodes/export/jobs", fields, htmx=False)
+    assert started.status_code == 303
+    job_url = started.headers["location"]
+    for _ in range(200):
+        job = rc.page(job_url).by_id("export-job")
+        if job.attrs["data-status"] != "running":
+            break
+        time.sleep(0.05)
+    assert job.attrs["data-status"] == "done"
+    body = rc.http.get(job.by_id("export-download").attrs["href"]).text
+    with EpisodeStore(runs_data / "episodes.db") as store:
+        expected = store.count_episodes(EpisodeFilter(label="rollout-000"))
+    assert len(body.splitlines()) == expected == int(job.attrs["data-done"])
+    assert rc.http.get("/episodes/export/jobs/nope").status_code == 404
+    assert rc.post("/episodes/export/jobs", {"min_length": "x"}, htmx=False).status_code == 400

@@ -25,6 +25,7 @@ from webui import assets
 from webui.fragment_errors import describe
 from webui.studio import mcp_play, web_view_play
 from webui.studio.catalogue import Catalogue
+from webui.studio.export_jobs import ExportJobs
 from webui.studio.launcher import Launcher
 from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
 from webui.studio.play import PlaySessions
@@ -34,6 +35,7 @@ from webui.studio.routes import (
     compare,
     envs,
     episodes,
+    exports,
     forks,
     models,
     play,
@@ -94,11 +96,13 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         app.state.studio = studio
         app.state.model_endpoints = Endpoints(settings.data_dir)  # Run a model, takeover in Play
         app.state.model_runs, app.state.takeovers = ModelRuns(store, settings.data_dir), Takeovers()
+        app.state.export_jobs = ExportJobs()
         recovery = asyncio.create_task(_recover_journals(store))
         try:
             yield
         finally:
             recovery.cancel()
+            app.state.export_jobs.close()
             await app.state.takeovers.close()
             await app.state.model_runs.close()
             await studio.reruns.close()
@@ -115,6 +119,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app.include_router(mcp_play.router, dependencies=guard)
     app.include_router(web_view_play.router, dependencies=guard)
     app.include_router(compare.router, dependencies=guard)  # before /episodes/{eid}
+    app.include_router(exports.router, dependencies=guard)  # before /episodes/{eid}
     app.include_router(episodes.router, dependencies=guard)
     app.include_router(transcript.router, dependencies=guard)
     app.include_router(runs.router, dependencies=guard)

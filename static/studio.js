@@ -69,6 +69,11 @@
     var label = document.getElementById("selected-count");
     if (label) { label.textContent = n ? n + " selected:" : "Select episodes:"; }
   });
+  /* the list's own refresh waits while rows are selected (it would drop the selection) */
+  document.addEventListener("htmx:beforeRequest", function (ev) {
+    var list = ev.detail && ev.detail.elt;
+    if (list && list.id === "episode-list" && list.querySelector("input.pick:checked")) { ev.preventDefault(); }
+  });
   document.addEventListener("click", function (ev) {
     var button = ev.target && ev.target.closest ? ev.target.closest("button[data-confirm]") : null;
     if (button && !window.confirm(button.dataset.confirm)) { ev.preventDefault(); }

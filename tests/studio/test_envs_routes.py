@@ -201,8 +201,12 @@ def test_restart_from_the_runtime_page_swaps_its_summary(sc: StudioClient) -> No
         node = fragment(resp.text).by_id("runtime-summary")
         assert node.attrs["data-status"] == "starting" and node.attrs["hx-get"].endswith("/summary")
         sc.wait_launch(rid)
-        node = sc.fragment(f"/envs/r/{rid}/summary").by_id("runtime-summary")
+        resp = sc.http.get(f"/envs/r/{rid}/summary", headers={"HX-Request": "true"})
+        node = fragment(resp.text).by_id("runtime-summary")
         assert node.attrs["data-status"] == "running"
+        assert resp.headers["HX-Trigger"] == "studio:logs"  # the log panel reloads for the new process
+        logs = sc.page(f"/envs/r/{rid}").by_id("logs")
+        assert logs.attrs["hx-trigger"] == "studio:logs from:body" and logs.attrs["hx-get"].endswith("/logs")
         row = next(r for r in sc.fragment("/envs/running").find_all("tr") if r.attrs.get("data-runtime") == rid)
         assert row.with_class("url-cell")[0].text() in node.text()  # the current URL, not the old one
     finally:

@@ -48,6 +48,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "models_run_cancel": (f"/models/runs/{GONE}/cancel", (), True),
     "play_model_start": ("/play/s/{sid}/model", ("endpoint", "steps"), True),
     "play_model_takeback": ("/play/s/{sid}/takeback", (), True),
+    "play_end": (f"/play/s/{GONE}/end", (), True),
 }
 
 

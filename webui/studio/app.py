@@ -39,6 +39,7 @@ from webui.studio.routes import (
     forks,
     models,
     play,
+    play_end,
     runs,
     sessions,
     tokens,
@@ -116,6 +117,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     guard = [Depends(check_csrf)]
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
+    app.include_router(play_end.router, dependencies=guard)
     app.include_router(mcp_play.router, dependencies=guard)
     app.include_router(web_view_play.router, dependencies=guard)
     app.include_router(compare.router, dependencies=guard)  # before /episodes/{eid}

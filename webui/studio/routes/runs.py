@@ -54,9 +54,14 @@ def _info(conn: Any, scope: rq.RunScope) -> rq.RunInfo:
 def _links(request: Request, scope: rq.RunScope) -> dict[str, Any]:
     base = url(request, "runs_page")
 
+    bases: dict[str, str] = {}  # a route's path, looked up once (hundreds of step links per page)
+    run = urlencode({"run": scope.key})
+
     def link(name: str, **params: Any) -> str:
-        query = {"run": scope.key, **{k: v for k, v in params.items() if v is not None}}
-        return f"{url(request, name)}?{urlencode(query)}"
+        if name not in bases:
+            bases[name] = f"{url(request, name)}?{run}"
+        extra = {k: v for k, v in params.items() if v is not None}
+        return f"{bases[name]}&{urlencode(extra)}" if extra else bases[name]
 
     episodes = url(request, "episodes_page") + "?" + urlencode(
         {"run": scope.key} if scope.training else {"label": scope.label})

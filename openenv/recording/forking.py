@@ -14,6 +14,7 @@ The client is wrapped with ``record`` unless it already records into ``store``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,13 +140,13 @@ async def fork(
     when ``client`` is not recording already."""
     if not is_async_client(client):
         raise TypeError("fork() needs an async client; use fork_sync() for a SyncEnvClient")
-    parent, steps = _plan(store, episode_id, step)
+    parent, steps = await asyncio.to_thread(_plan, store, episode_id, step)  # reads stay off the event loop
     rec = _recording(client, store, parent, False, dict(record_options))
     out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action, on_result=on_result)
     checker = _Checker(parent.id, rules_for(parent.env_name))
     result = await rec.reset(**parent.reset_kwargs)
     out.report.episode_id = rec.episode_id
-    store.mark_fork(rec.episode_id, parent.id, step)
+    await asyncio.to_thread(store.mark_fork, rec.episode_id, parent.id, step)
     out._seen(steps[0], result)
     _check(out, checker, steps[0], result)
     for i, recorded in enumerate(steps[1:], start=1):

@@ -13,8 +13,9 @@ tolerance, do not count as a divergence; the report says which passed and how of
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,9 +114,10 @@ async def rerun(
     """
     if not is_async_client(client):
         raise TypeError("rerun() needs an async client; use rerun_sync() for a SyncEnvClient")
-    kwargs, steps, env_name = _plan(store, episode_id)
-    checker = _Checker(episode_id, rules or rules_for(env_name))
-    for recorded in steps:
+    episode = await asyncio.to_thread(store.get_episode, episode_id)  # reads stay off the event loop
+    kwargs = episode.reset_kwargs
+    checker = _Checker(episode_id, rules or rules_for(episode.env_name))
+    async for recorded in _pages(store, episode_id):
         if recorded.index == 0:
             result = await client.reset(**kwargs)
         else:
@@ -124,6 +126,18 @@ async def rerun(
         if (report := checker.check(recorded, result)) is not None:
             return report
     return checker.report()
+
+
+async def _pages(store: EpisodeStore, episode_id: str, batch: int = 1000) -> AsyncIterator[StepRecord]:
+    """Every step of an episode, a page at a time, each page read in a worker thread."""
+    start = 0
+    while True:
+        page = await asyncio.to_thread(store.load_steps, episode_id, start=start, limit=batch)
+        for step in page:
+            yield step
+        if len(page) < batch:
+            return
+        start = page[-1].index + 1
 
 
 def rerun_sync(

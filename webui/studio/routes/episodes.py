@@ -285,7 +285,7 @@ def episode_live(request: Request, eid: str) -> Response:
 @router.get("/episodes/{eid}/export", name="episode_export")
 async def episode_export(request: Request, eid: str) -> Response:
     studio = studio_of(request)
-    ep = _episode(studio, eid)
+    ep = await run_in_threadpool(_episode, studio, eid)
     return await _export(studio, request.query_params.get("format", "jsonl"), f"episode-{ep.id[:12]}",
                          episode_ids=[ep.id])
 

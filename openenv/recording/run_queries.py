@@ -2,8 +2,9 @@
 
 A *run* is a ``training_run`` row (its episodes carry ``training_run_id``; the x axis is the
 training step, a group is GRPO's ``group_id``) or, for writers without one (``openenv rollout``,
-``collect``, studio model runs, captures), the episodes sharing a label (``label:<label>``; the x
-axis is the episode order cut into at most ``BUCKETS`` slices, a group is a seed). One read path
+``collect``, studio model runs, captures), the episodes sharing a label (``label:<label>``), or
+a source's unlabelled episodes (``source:<source>``); for those the x axis is the episode order
+cut into at most ``BUCKETS`` slices, and a group is a seed. One read path
 for SQLite and PostgreSQL (SQLAlchemy Core, window functions for the slices); every aggregate is
 one scan of the run's index range. Call these off the event loop.
 
@@ -42,7 +43,8 @@ MAX_GROUPS = 2000
 
 @dataclass(frozen=True)
 class RunScope:
-    """Which episodes make a run: a training run's id, or a label (``label:<label>``)."""
+    """Which episodes make a run: a training run's id, a label (``label:<label>``), or the
+    unlabelled episodes of a source (``source:<source>``, e.g. capture sessions)."""
 
     key: str
 
@@ -51,11 +53,19 @@ class RunScope:
         return self.key[len("label:"):] if self.key.startswith("label:") else None
 
     @property
+    def source(self) -> str | None:
+        return self.key[len("source:"):] if self.key.startswith("source:") else None
+
+    @property
     def training(self) -> bool:
-        return self.label is None
+        return self.label is None and self.source is None
 
     def where(self) -> ColumnElement[bool]:
-        return _EP.c.label == self.label if self.label is not None else _EP.c.training_run_id == self.key
+        if self.label is not None:
+            return _EP.c.label == self.label
+        if self.source is not None:
+            return (_EP.c.source == self.source) & _EP.c.label.is_(None)
+        return _EP.c.training_run_id == self.key
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,11 @@ def list_runs(conn: Connection, *, limit: int = 200) -> list[RunInfo]:
         if label not in names:
             out.append(RunInfo(key=f"label:{label}", name=label, kind=source, env_name=env, status="recorded",
                                started_at=first, ended_at=last))
+    unlabelled = (select(c.source, func.min(c.env_name), func.min(c.created_at), func.max(c.created_at))
+                  .where(c.label.is_(None)).group_by(c.source))  # fmt: skip
+    for source, env, first, last in conn.execute(unlabelled):
+        out.append(RunInfo(key=f"source:{source}", name=f"{source} (no label)", kind=source, env_name=env,
+                           status="recorded", started_at=first, ended_at=last))
     out.sort(key=lambda r: -(r.started_at or 0.0))
     return out[:limit]
 
@@ -158,10 +173,12 @@ def run_info(conn: Connection, scope: RunScope) -> RunInfo:
             return _training(row)
     else:
         c = _RUN.c
+        which = c.label == scope.label if scope.label is not None else (c.source == scope.source) & c.label.is_(None)
         row = conn.execute(select(func.min(c.source), func.min(c.env_name), func.min(c.created_at),
-                                  func.max(c.created_at)).where(c.label == scope.label)).first()
+                                  func.max(c.created_at)).where(which)).first()
         if row is not None and row[0] is not None:
-            return RunInfo(key=scope.key, name=scope.label or "", kind=row[0], env_name=row[1], status="recorded",
+            name = scope.label if scope.label is not None else f"{scope.source} (no label)"
+            return RunInfo(key=scope.key, name=name, kind=row[0], env_name=row[1], status="recorded",
                            started_at=row[2], ended_at=row[3])
     raise RecordingError(f"there is no run {scope.key!r}", code="NO_RUN")
 

@@ -64,7 +64,8 @@ def _links(request: Request, scope: rq.RunScope) -> dict[str, Any]:
         return f"{bases[name]}&{urlencode(extra)}" if extra else bases[name]
 
     episodes = url(request, "episodes_page") + "?" + urlencode(
-        {"run": scope.key} if scope.training else {"label": scope.label})
+        {"run": scope.key} if scope.training else {"label": scope.label} if scope.label is not None
+        else {"source": scope.source})
     return {"runs_url": base, "link": link, "episodes_url": episodes,
             "xlabel": "training step" if scope.training else "episode slice"}
 

@@ -6,7 +6,9 @@ Writes, with bulk inserts in one transaction: one training run of ``train_steps`
 ``rollouts`` episodes (GRPO groups of ``group_size``: trainer reward, advantage, finish reason,
 reward components), the rest as CLI rollouts (``source="model"``, one label per 5,000 episodes,
 seeds repeating), ``steps_per_episode`` steps each (index 0 the reset), and one episode with a
-model turn of ``long_call_tokens`` captured tokens plus a failed last turn. Rows only: no env runs.
+model turn of ``long_call_tokens`` captured tokens (ids, the engine's token text, logprobs) plus a
+failed last turn. Rows are written directly (``env_run``, ``training_run``, ``episode``, ``step``,
+``step_agent``); no environment runs.
 """
 
 from __future__ import annotations

@@ -431,11 +431,14 @@ class EpisodeStore(TrainingRunsMixin):
 
     # -- reads (see queries.py) ------------------------------------------------------------------
     def list_episodes(
-        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None
+        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None,
+        sort: str = "started", descending: bool = True,
     ) -> EpisodePage:
-        """One page of episodes, newest first (keyset pagination, no COUNT)."""
+        """One page of episodes, newest first or in another ``queries.SORTS`` order (keyset
+        pagination, no COUNT)."""
         with guarded("list episodes"), self.engine.connect() as conn:
-            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor)
+            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor,
+                                         sort=sort, descending=descending)
 
     def count_episodes(self, filters: queries.EpisodeFilter | None = None) -> int:
         """How many episodes match (a COUNT: use for totals, not for every page)."""

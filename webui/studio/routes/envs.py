@@ -150,9 +150,11 @@ async def runtime_restart(request: Request, rid: str) -> Response:
 
 @router.get("/envs/r/{rid}/summary", name="runtime_summary")
 async def runtime_summary(request: Request, rid: str) -> Response:
-    """The runtime page's badge, facts and actions (polled while it starts)."""
-    return page_or_fragment(request, "studio/runtime.html", "studio/_runtime_summary.html",
-                            **await _runtime_context(request, rid))
+    """The runtime page's badge, facts and actions (polled while it starts); once it has started,
+    the log panel is told to reload (``studio:logs``) so it shows the new process's output."""
+    ctx = await _runtime_context(request, rid)
+    headers = {"HX-Trigger": "studio:logs"} if ctx["rt"].status != "starting" else None
+    return page_or_fragment(request, "studio/runtime.html", "studio/_runtime_summary.html", headers=headers, **ctx)
 
 
 def _after_change(request: Request, notice: str) -> Response:

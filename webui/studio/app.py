@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from openenv.core.errors import OpenEnvError
 from openenv.core.origin_policy import OriginGuard
-from openenv.recording import EpisodeStore
+from openenv.recording import EpisodeStore, StoreFullError
 from webui import assets
 from webui.fragment_errors import describe
 from webui.studio import mcp_play, web_view_play
@@ -72,6 +72,8 @@ async def _recover_journals(store: EpisodeStore) -> None:
         await asyncio.sleep(JOURNAL_RECOVERY_INTERVAL_S)
         try:
             await asyncio.to_thread(store.recover_journals)
+        except StoreFullError:  # no room yet: tried again in a few seconds, no traceback each time
+            log.warning("step journals wait: the store's disk is full")
         except OpenEnvError:
             log.exception("recovering step journals failed")
 

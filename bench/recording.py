@@ -11,7 +11,9 @@
    as it is paid once per client, not per step), with the CPU time per step of the client, the
    server and the store's committer process (``/proc``). ``--all-modes`` adds commit-per-step
    (``journal=False``) and ``commit_every=16``.
-2. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode
+2. The recorder's writes (a training-shaped workload: tags at start, outcomes in a batch) against
+   bare sqlite3 doing the same inserts, durable row by row and batched (``recording_floor.py``).
+3. A store with 100,000 episodes: first listing page (plain and filtered); a 10,000-step episode
    stored as step rows and one journaled from the wire (step chunks): one page of 100 steps and
    the whole episode.
 Prints ratios against the reference measured in the same run; it asserts nothing.
@@ -235,6 +237,10 @@ def main() -> None:
                     overhead(url, store, args.session_steps, args.sessions, args.rounds, name, every)
             if args.overhead_only:
                 return
+            print("recorder writes against a bare sqlite3 floor (bench/recording_floor.py):")
+            from bench.recording_floor import compare
+
+            compare(Path(tmp), 400, 20, 5)
             print("store reads:")
             reads(Path(tmp))
     finally:

@@ -71,16 +71,41 @@ def _filters(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--finished/--unfinished", default=None, help="Ended cleanly, or left open (crashed/live)."
         ),
+        click.option("--seed", type=int, help="Reset with this seed."),
+        click.option("--run", "training_run", help="Rollouts of this training run (id, id prefix or name)."),
+        click.option("--step", "train_step", help="Training step N, or a range A..B (either end may be left out)."),
+        click.option("--group", "group_id", help="Prompt group (GRPO) within the step."),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
-def _filter(kw: dict[str, Any]) -> EpisodeFilter:
+def _steps(text: str | None) -> tuple[int | None, int | None]:
+    """``N`` or ``A..B`` (``A..``, ``..B``) as an inclusive range of training steps."""
+    if text is None:
+        return None, None
+    lo, sep, hi = text.strip().partition("..")
+    try:
+        first = int(lo) if lo.strip() else None
+        last = (int(hi) if hi.strip() else None) if sep else first
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a step N or a range A..B", param_hint="--step") from None
+    if (first is not None and first < 0) or (first is not None and last is not None and last < first):
+        raise click.BadParameter(f"{text!r}: steps are >= 0 and A <= B", param_hint="--step")
+    return first, last
+
+
+def _filter(kw: dict[str, Any], store: EpisodeStore) -> EpisodeFilter:
     names = ("env", "source", "label", "tag", "since", "until", "min_return", "max_return", "min_length",
-             "max_length", "finished")  # fmt: skip
-    return EpisodeFilter(**{n: kw.pop(n) for n in names})
+             "max_length", "finished", "seed", "group_id")  # fmt: skip
+    step_min, step_max = _steps(kw.pop("train_step"))
+    run = kw.pop("training_run")
+    run_id = store.get_training_run(run).id if run else None
+    if run_id is None and (step_min is not None or step_max is not None or kw.get("group_id") is not None):
+        raise click.UsageError("--step and --group select within a training run: give --run too")
+    return EpisodeFilter(**{n: kw.pop(n) for n in names}, training_run_id=run_id, step_min=step_min,
+                         step_max=step_max)  # fmt: skip
 
 
 def _when(t: float | None) -> str:
@@ -128,7 +153,8 @@ def list_cmd(ctx: click.Context, limit: int, cursor: str | None, as_json: bool, 
     """List episodes, newest first."""
     store = _store(ctx)
     with _errors():
-        page = store.list_episodes(_filter(kw), limit=limit, cursor=cursor)
+        flt = _filter(kw, store)
+        page = store.list_episodes(flt, limit=limit, cursor=cursor)
     if as_json:
         for e in page.items:
             row = {
@@ -145,9 +171,12 @@ def list_cmd(ctx: click.Context, limit: int, cursor: str | None, as_json: bool, 
                     "step_count",
                     "total_reward",
                     "done",
+                    *TRAINING_FIELDS,
                 )
             }
             click.echo(json.dumps({**row, "tags": list(e.tags)}))
+    elif flt.training_run_id is not None:
+        _list_rollouts(page.items)
     else:
         click.echo(f"{'ID':12}  {'STARTED (UTC)':19}  {'ENV':12} {'SOURCE':12} {'LABEL':16} {'STEPS':>6} "
                    f"{'RETURN':>9}  STATUS")  # fmt: skip
@@ -159,6 +188,27 @@ def list_cmd(ctx: click.Context, limit: int, cursor: str | None, as_json: bool, 
             click.echo("(no episodes)")
     if page.next_cursor:
         click.echo(f"more: --cursor '{page.next_cursor}'", err=True)
+
+
+TRAINING_FIELDS = ("training_run_id", "train_step", "group_id", "group_index", "trainer_reward", "reward_components",
+                   "advantage", "finish_reason")  # fmt: skip
+
+
+def _list_rollouts(items: list[EpisodeRecord]) -> None:
+    """A training run's rollouts: step, group, index, the trainer's reward and advantage."""
+    click.echo(f"{'ID':12}  {'STEP':>5} {'GROUP':>6} {'IDX':>4} {'REWARD':>9} {'ADV':>8} {'ENV RET':>8} {'STEPS':>5}  "
+               f"{'FINISH':10} STATUS")  # fmt: skip
+    for e in items:
+        def num(v: float | None) -> str:
+            return "-" if v is None else f"{v:.4g}"
+
+        step = "-" if e.train_step is None else str(e.train_step)
+        index = "-" if e.group_index is None else str(e.group_index)
+        click.echo(f"{e.id[:12]}  {step:>5} {_short(e.group_id or '-', 6):>6} {index:>4} {num(e.trainer_reward):>9} "
+                   f"{num(e.advantage):>8} {num(e.total_reward):>8} {e.step_count:>5}  {e.finish_reason or '-':10} "
+                   f"{_status(e)}")  # fmt: skip
+    if not items:
+        click.echo("(no episodes)")
 
 
 @episodes.command()
@@ -185,6 +235,10 @@ def show(ctx: click.Context, episode_id: str, start: int, limit: int, as_json: b
         ("steps", str(ep.step_count)), ("return", "-" if ep.total_reward is None else f"{ep.total_reward:.6g}"),
         ("tags", ", ".join(ep.tags) or "-"), ("notes", ep.notes or "-"),
     ]  # fmt: skip
+    if ep.training_run_id:
+        facts.append(("training", f"run {ep.training_run_id[:12]} step {ep.train_step} group {ep.group_id} index "
+                                  f"{ep.group_index}: reward {ep.trainer_reward} advantage {ep.advantage} "
+                                  f"({ep.finish_reason or '-'})"))  # fmt: skip
     if ep.parent_episode_id:
         facts.append(("fork", f"forked from {ep.parent_episode_id[:12]} at step {ep.fork_step}"))
     with _errors():
@@ -226,7 +280,7 @@ def export_cmd(
     on_progress, finish = _progress("exported", quiet)
     with _errors():
         chosen = [store.resolve_id(i) for i in ids] if ids else None
-        filters = _filter(kw)
+        filters = _filter(kw, store)
         if fmt in ("training", "training-table"):
             from openenv.capture.export import export_training, export_training_table
 
@@ -265,7 +319,7 @@ def import_cmd(ctx: click.Context, src: str, on_conflict: str, fmt: str | None, 
         if _format(src, fmt) == "parquet":
             result = import_parquet(store, src, on_conflict=on_conflict, on_progress=on_progress)  # type: ignore[arg-type]
         else:
-            source: Any = sys.stdin if src == "-" else src
+            source: Any = sys.stdin.buffer if src == "-" else src
             result = import_jsonl(store, source, on_conflict=on_conflict, on_progress=on_progress)  # type: ignore[arg-type]
     finish()
     click.echo(f"imported {result.imported} episode(s), skipped {result.skipped} already present")

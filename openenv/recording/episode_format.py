@@ -17,6 +17,7 @@ from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodeRecord, StepRecord
+from .tokens import pack as pack_tokens
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
 
@@ -70,6 +71,18 @@ def _need(
     return value
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int64(obj: Mapping[str, Any], key: str, where: str) -> None:
+    """An optional integer field must fit the store's 64-bit INTEGER columns."""
+    value = obj.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not _INT64[0] <= value <= _INT64[1]:
+        raise ExportFormatError(f"{where}: field {key!r} must be an integer that fits in 64 bits, not {value!r:.40}")
+
+
 def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
     """Check an exchange dict's shape; raises ``ExportFormatError`` naming the bad field."""
     if not isinstance(obj, dict):
@@ -84,6 +97,8 @@ def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
     for key in ("id", "env_name", "source"):
         _need(obj, key, (str,), where)
     _need(obj, "started_at", (int, float), where)
+    for key in ("seed", "step_count", "fork_step"):
+        _int64(obj, key, where)
     if "reset_kwargs" not in obj:  # null: the episode started without a reset
         raise ExportFormatError(f"{where}: missing field 'reset_kwargs'")
     _need(obj, "reset_kwargs", (dict,), where, optional=True)
@@ -94,6 +109,7 @@ def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
         if not isinstance(step, dict):
             raise ExportFormatError(f"{where}.steps[{i}]: expected an object")
         _need(step, "index", (int,), f"{where}.steps[{i}]")
+        _int64(step, "index", f"{where}.steps[{i}]")
         _need(step, "t", (int, float), f"{where}.steps[{i}]")
         _need(step, "reward", (int, float), f"{where}.steps[{i}]", optional=True)
         if "observation" not in step:
@@ -145,7 +161,8 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
         turns.append((failed["index"], failed["actor"], failed.get("agent")))
     if turns:
         conn.execute(insert(StepAgent.__table__), [
-            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d)} for i, a, d in turns
+            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d), "tokens": t}
+            for i, a, (d, t) in ((i, a, pack_tokens(d)) for i, a, d in turns)
         ])  # fmt: skip
     tags = [{"episode_id": eid, "tag": t} for t in dict.fromkeys(obj.get("tags") or [])]
     if tags:

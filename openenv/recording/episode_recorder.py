@@ -93,6 +93,7 @@ class Recorder:
         self.episode_id: str | None = None
         self.episode_bytes = b""
         self.index = 0
+        self.training: dict[str, Any] | None = None  # training run tags of the episodes started next
         self.wire = self._wire_source(client)
         self._run_args = {
             "label": label,
@@ -184,6 +185,7 @@ class Recorder:
             latency_ms=latency_ms,
             state=state,
             journaled=self.journaled,
+            training=self.training,
         )
         self.index = 0
         self.episode_bytes = self.episode_id.encode()
@@ -194,7 +196,7 @@ class Recorder:
         assert self.run_id is not None
         self.flush()
         self.episode_id = self.store.start_episode(self.run_id, observation=None, reset=False,
-                                                   journaled=self.journaled)  # fmt: skip
+                                                   journaled=self.journaled, training=self.training)  # fmt: skip
         self.index = 0
         self.episode_bytes = self.episode_id.encode()
 

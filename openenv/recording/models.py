@@ -1,4 +1,4 @@
-"""SQLModel tables of the episode store (schema version 4).
+"""SQLModel tables of the episode store (schema version 5).
 
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
@@ -13,7 +13,9 @@ from __future__ import annotations
 from sqlalchemy import Column, ForeignKey, Index, LargeBinary, String, Text
 from sqlmodel import Field, SQLModel
 
-__all__ = ["EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step", "StepAgent", "StepChunk"]
+__all__ = [
+    "EnvRun", "Episode", "EpisodeTag", "RecordingMeta", "Step", "StepAgent", "StepChunk", "TrainingRun",
+]
 
 
 class RecordingMeta(SQLModel, table=True):
@@ -46,6 +48,29 @@ class EnvRun(SQLModel, table=True):
     info: str | None = Field(default=None, sa_column=Column(Text))
 
 
+class TrainingRun(SQLModel, table=True):
+    """A training (or evaluation) run: many episodes, grouped by training step and prompt group (schema 5).
+
+    ``status`` is what the run said last (``running``, ``finished``, ``failed``, ``cancelled``);
+    a ``running`` run whose ``pid`` is gone on ``hostname`` is dead (readers derive that).
+    ``config`` and ``info`` are JSON (the trainer's arguments; free-form facts)."""
+
+    __tablename__ = "training_run"
+    __table_args__ = (Index("ix_training_run_started", "started_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(max_length=200)
+    trainer: str = Field(max_length=64)
+    env_name: str | None = Field(default=None, max_length=200)
+    config: str | None = Field(default=None, sa_column=Column(Text))
+    status: str = Field(default="running", max_length=16)
+    started_at: float
+    ended_at: float | None = None
+    hostname: str | None = Field(default=None, max_length=255)
+    pid: int | None = None
+    info: str | None = Field(default=None, sa_column=Column(Text))
+
+
 class Episode(SQLModel, table=True):
     """One episode: a reset and the steps after it."""
 
@@ -57,6 +82,7 @@ class Episode(SQLModel, table=True):
         Index("ix_episode_label_started", "label", "started_at", "id"),
         Index("ix_episode_run", "run_id"),
         Index("ix_episode_parent", "parent_episode_id"),
+        Index("ix_episode_training", "training_run_id", "train_step", "group_id", "group_index"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -77,6 +103,18 @@ class Episode(SQLModel, table=True):
     # (its steps 0..fork_step replayed the parent's actions). No foreign key: a parent may be deleted.
     parent_episode_id: str | None = Field(default=None, max_length=32)
     fork_step: int | None = None
+    # a rollout of a training run (schema version 5): the run, the training step (policy version)
+    # that produced it, its prompt group (GRPO's G rollouts of one prompt) and index in it, why it
+    # ended (``env_done``, ``max_turns``, ``truncated``, ``env_error``, ``model_error``, ``timeout``),
+    # the scalar the trainer optimised, its per-reward-function components (JSON) and the advantage.
+    training_run_id: str | None = Field(default=None, max_length=32)
+    train_step: int | None = None
+    group_id: str | None = Field(default=None, max_length=64)
+    group_index: int | None = None
+    finish_reason: str | None = Field(default=None, max_length=32)
+    trainer_reward: float | None = None
+    reward_components: str | None = Field(default=None, sa_column=Column(Text))
+    advantage: float | None = None
 
 
 class EpisodeTag(SQLModel, table=True):
@@ -144,3 +182,6 @@ class StepAgent(SQLModel, table=True):
     idx: int = Field(primary_key=True)
     actor: str = Field(max_length=16)
     data: str | None = Field(default=None, sa_column=Column(Text))
+    # token arrays of the turn (schema version 5), typed and packed rather than JSON text:
+    # ids, logprobs and loss mask, as written by ``openenv.recording`` (see its token codec)
+    tokens: bytes | None = Field(default=None, sa_column=Column(LargeBinary))

@@ -17,6 +17,7 @@ from .errors import EpisodeNotFoundError, RecordingError, StoreCorruptError
 from .jsonable import loads
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
+from .tokens import unpack as unpack_tokens
 
 __all__ = [
     "EpisodeFilter",
@@ -66,6 +67,10 @@ class EpisodeFilter:
     max_length: int | None = None
     finished: bool | None = None
     seed: int | None = None
+    training_run_id: str | None = None  # a training run's rollouts (schema 5), by step range and group
+    step_min: int | None = None
+    step_max: int | None = None
+    group_id: str | None = None
 
     def clauses(self) -> list[ColumnElement[bool]]:
         c = _EP.c
@@ -76,6 +81,8 @@ class EpisodeFilter:
             (c.label, self.label),
             (c.run_id, self.run_id),
             (c.seed, self.seed),
+            (c.training_run_id, self.training_run_id),
+            (c.group_id, self.group_id),
         ):
             if value is not None:
                 out.append(column == value)
@@ -93,6 +100,10 @@ class EpisodeFilter:
             out.append(c.step_count >= self.min_length)
         if self.max_length is not None:
             out.append(c.step_count <= self.max_length)
+        if self.step_min is not None:
+            out.append(c.train_step >= self.step_min)
+        if self.step_max is not None:
+            out.append(c.train_step <= self.step_max)
         if self.finished is not None:
             out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
         return out
@@ -131,6 +142,14 @@ def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None
         run=run,
         parent_episode_id=m.get("parent_episode_id"),
         fork_step=m.get("fork_step"),
+        training_run_id=m.get("training_run_id"),
+        train_step=m.get("train_step"),
+        group_id=m.get("group_id"),
+        group_index=m.get("group_index"),
+        finish_reason=m.get("finish_reason"),
+        trainer_reward=m.get("trainer_reward"),
+        reward_components=loads(m["reward_components"]) if m.get("reward_components") else None,
+        advantage=m.get("advantage"),
     )
 
 
@@ -236,10 +255,16 @@ def load_agent_turns(
     """``{index: (actor, data)}`` of an episode's ``step_agent`` rows with ``start <= index <= stop``
     (a turn that never became a step included)."""
     c = _AGENT.c
-    stmt = select(c.idx, c.actor, c.data).where(c.episode_id == episode_id, c.idx >= start)
+    stmt = select(c.idx, c.actor, c.data, c.tokens).where(c.episode_id == episode_id, c.idx >= start)
     if stop is not None:
         stmt = stmt.where(c.idx <= stop)
-    return {idx: (actor, loads(data)) for idx, actor, data in conn.execute(stmt)}
+    out = {}
+    for idx, actor, data, tokens in conn.execute(stmt):
+        try:
+            out[idx] = (actor, unpack_tokens(loads(data), tokens) if tokens else loads(data))
+        except ValueError as exc:
+            raise StoreCorruptError(f"the tokens of turn {idx} of episode {episode_id} are damaged ({exc})") from None
+    return out
 
 
 def load_rewards(conn: Connection, episode_id: str) -> list[float | None]:

@@ -68,6 +68,11 @@ class _RecordingClient:
         self._rec.store.record_turn(self._rec.episode_id, self._rec.index if index is None else index, actor, data,
                                     journaled=self._rec.journaled)  # fmt: skip
 
+    def tag_episodes(self, **training: Any) -> None:
+        """Tag the episodes started from now on with a training run, step, group and index
+        (``EpisodeStore.start_episode``'s ``training``); no arguments: stop tagging."""
+        self._rec.training = training or None
+
     def end_episode(self, reason: str) -> None:
         """End the open episode now with ``reason`` (``model_error``, ``invalid_action``...)."""
         self._rec.end(reason)
@@ -235,6 +240,13 @@ class SyncRecordingEnvClient(_RecordingClient):
         self._rec.store.check()
         if self._rec.needs_env_info:
             self._rec.open_run(fetch_env_info(self._client.base_url, headers_of(self._client)))
+
+    def begin_episode(self) -> None:
+        """Open an episode here without a reset or a step (a rollout whose env was never called):
+        the steps after this are its steps."""
+        self._open_run()
+        self._rec.end("reset")
+        self._rec.start_without_reset()
 
     def reset(self, **kwargs: Any) -> StepResult:
         self._open_run()

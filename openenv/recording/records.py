@@ -51,6 +51,15 @@ class EpisodeRecord:
     run: RunRecord | None = None
     parent_episode_id: str | None = None
     fork_step: int | None = None
+    # a training run's rollout (schema 5; ``None`` elsewhere): see ``models.Episode``
+    training_run_id: str | None = None
+    train_step: int | None = None
+    group_id: str | None = None
+    group_index: int | None = None
+    finish_reason: str | None = None
+    trainer_reward: float | None = None
+    reward_components: dict[str, float] | None = None
+    advantage: float | None = None
 
     @property
     def finished(self) -> bool:

@@ -14,12 +14,15 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk
+from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk, TrainingRun
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 4
-TABLES = [t.__table__ for t in (RecordingMeta, EnvRun, Episode, EpisodeTag, Step, StepChunk, StepAgent)]
+SCHEMA_VERSION = 5
+TABLES = [
+    t.__table__
+    for t in (RecordingMeta, EnvRun, TrainingRun, Episode, EpisodeTag, Step, StepChunk, StepAgent)
+]
 
 
 def _add_step_chunks(conn: Connection) -> None:
@@ -43,10 +46,35 @@ def _add_step_agents(conn: Connection) -> None:
     StepAgent.__table__.create(conn, checkfirst=True)
 
 
+_TRAINING_COLUMNS = (
+    ("training_run_id", "VARCHAR(32)"), ("train_step", "INTEGER"), ("group_id", "VARCHAR(64)"),
+    ("group_index", "INTEGER"), ("finish_reason", "VARCHAR(32)"), ("trainer_reward", "FLOAT"),
+    ("reward_components", "TEXT"), ("advantage", "FLOAT"),
+)
+
+
+def _add_training_runs(conn: Connection) -> None:
+    """4 -> 5: the ``training_run`` table, an episode's run/step/group/reward columns and their
+    index, and ``step_agent.tokens`` (packed token arrays); nullable columns, no row rewritten."""
+    TrainingRun.__table__.create(conn, checkfirst=True)
+    have = {c["name"] for c in inspect(conn).get_columns("episode")}
+    for name, sql_type in _TRAINING_COLUMNS:
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE episode ADD COLUMN {name} {sql_type}"))
+    conn.execute(text(
+        "CREATE INDEX IF NOT EXISTS ix_episode_training "
+        "ON episode (training_run_id, train_step, group_id, group_index)"
+    ))
+    if "tokens" not in {c["name"] for c in inspect(conn).get_columns("step_agent")}:
+        blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
+        conn.execute(text(f"ALTER TABLE step_agent ADD COLUMN tokens {blob}"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_step_chunks,
     2: _add_fork_columns,
     3: _add_step_agents,
+    4: _add_training_runs,
 }
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 

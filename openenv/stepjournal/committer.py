@@ -83,8 +83,7 @@ def decode(payloads: list[bytes]) -> list[Any]:
         elif kind == _END:
             append(orjson.loads(payload[1:]))
         elif kind == _INSERT:
-            table, row = orjson.loads(payload[1:])
-            append(sqlite_steps.Insert(table, row))
+            append(sqlite_steps.Insert(*fmt.unpack_insert(payload)))
     return entries
 
 

@@ -19,7 +19,8 @@ does not match is not there (yet). Payload kinds (first byte):
 * ``W`` the same without reward and done (the first ring release wrote these; still read).
 * ``R`` step rows already serialised: a JSON list of rows, each the ``step`` columns in order.
 * ``E`` an episode end: JSON ``{"episode_id", "end", "t"}``.
-* ``I`` a row for another table (a run, an episode, its reset step): JSON ``[table, {column: value}]``.
+* ``I`` a row for another table (a run, an episode, its reset step, a model turn): JSON
+  ``[table, {column: value}]``, a bytes value as ``{"$bytes": base64}``.
 * ``N`` the ring wrapped: the next record is at ``DATA_START``, in lap + 1.
 * ``J`` jump: the next record (same lap) is at the given offset (the file grew while the writer was
   a lap ahead of the committer).
@@ -30,6 +31,7 @@ one place that both still matter.
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 from collections.abc import Callable
@@ -136,8 +138,26 @@ def pack_end(episode_id: str, reason: str, t: float) -> bytes:
     return b"E" + orjson.dumps({"episode_id": episode_id, "end": reason, "t": t})
 
 
+BYTES_KEY = "$bytes"  # a bytes value of an inserted row (packed tokens), base64 in the record
+
+
+def _bytes_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {BYTES_KEY: base64.b64encode(bytes(value)).decode("ascii")}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def pack_insert(table: str, row: dict[str, Any]) -> bytes:
-    return b"I" + orjson.dumps([table, row])
+    return b"I" + orjson.dumps([table, row], default=_bytes_default)
+
+
+def unpack_insert(payload: bytes) -> tuple[str, dict[str, Any]]:
+    """``(table, row)`` of an ``I`` record (bytes values restored)."""
+    table, row = orjson.loads(payload[1:])
+    for key, value in row.items():
+        if isinstance(value, dict) and BYTES_KEY in value:
+            row[key] = base64.b64decode(value[BYTES_KEY])
+    return table, row
 
 
 def pack_wrap() -> bytes:

@@ -260,6 +260,11 @@ class HTTPEnvServer(PublishedServerAPI):
             if factory_builds_harness_env(self.sessions.factory):  # 0.10's /harness (RFC 005)
                 add_routes(app, build_harness_router(self))
         mcp_hook.install(app, self, self.mode)
+        if not getattr(app.state, "origin_guarded", False):  # Host/Origin policy (openenv.core.origin_policy)
+            from openenv.core.origin_policy import OriginGuard
+
+            app.add_middleware(OriginGuard)
+            app.state.origin_guarded = True
         if getattr(app.state, "env_server", None) is None:
             app.state.env_server = self
         self._join_lifespan(app)

@@ -61,7 +61,7 @@ async def envs_running(request: Request) -> Response:
 async def launch_form(request: Request, key: str) -> Response:
     studio = studio_of(request)
     docker = await asyncio.to_thread(studio.catalogue.docker)
-    entry = studio.catalogue.get(key, docker)
+    entry = studio.catalogue.launchable(key, docker)
     wanted = request.query_params.get("provider", "")
     form = LaunchForm(provider=wanted if wanted in entry.providers else entry.providers[0],
                       values={k: v for k, v in request.query_params.items() if k != "provider"})
@@ -75,7 +75,7 @@ async def launch_form(request: Request, key: str) -> Response:
 async def launch(request: Request, key: str) -> Response:
     studio = studio_of(request)
     docker = await asyncio.to_thread(studio.catalogue.docker)
-    entry = studio.catalogue.get(key, docker)
+    entry = studio.catalogue.launchable(key, docker)
     form = await _form(request)
     allowed = tuple(p for p in entry.providers if p in studio.providers(docker))
     result = read_launch_form(form.get("provider", ""), form, allowed)

@@ -331,6 +331,14 @@ class EpisodeStore(TrainingRunsMixin):
             journal = self._step_journal()
         journal.append_wire(episode_id, idx, t, latency_ms, reward, done, request, reply)
 
+    def journal_wires(self, steps: list[tuple[Any, ...]]) -> None:
+        """``journal_wire`` for several steps at once (each a tuple of its arguments): one lock, one
+        call, for a batch of sessions (``VectorEnvClient``)."""
+        journal = self._journal
+        if journal is None:
+            journal = self._step_journal()
+        journal.append_wires(steps)
+
     def journal_end(self, episode_id: str, reason: str) -> None:
         """``finish_episode``, committed after the journaled steps before it (a crash first leaves the
         episode unfinished, as it would have been anyway)."""

@@ -57,6 +57,12 @@
     if (flag && status.dataset[flag] !== "true") { ev.preventDefault(); ev.stopPropagation(); }
   }, true);
 
+  /* Play without a session: the page's form opens one (a POST), at once when the studio asked for it. */
+  document.addEventListener("DOMContentLoaded", function () {
+    var start = document.getElementById("play-start-form");
+    if (start && start.dataset.autostart === "true") { start.submit(); }
+  });
+
   document.addEventListener("htmx:afterSettle", applyPhase);
   document.addEventListener("htmx:afterRequest", function () { window.setTimeout(applyPhase, 0); });
   document.addEventListener("DOMContentLoaded", applyPhase);

@@ -7,6 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.ray_cluster import ray_cluster, ray_driver, ray_network  # noqa: F401 - one Ray cluster per session, for every test dir
+from tests.ray_reports import (  # noqa: F401 - checks, restarts and reports on that cluster
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 from tests.server_utils import running_server
 
 

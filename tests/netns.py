@@ -84,14 +84,19 @@ class PrivateNetwork:
 
     @contextmanager
     def inside(self) -> Iterator[None]:
-        """Move the calling thread into the namespace for the block, then back home."""
+        """Move the calling thread into the namespace for the block, then back where it was (so
+        blocks nest: a thread already inside stays inside after an inner block)."""
         if self._ns_fd is None or self._home_fd is None:
             raise RuntimeError("the private network is not created (or already closed)")
-        _setns(self._ns_fd)
+        before = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            yield
+            _setns(self._ns_fd)
+            try:
+                yield
+            finally:
+                _setns(before)
         finally:
-            _setns(self._home_fd)
+            os.close(before)
 
     def run(self, cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess:
         """``subprocess.run`` with the child born inside the namespace."""

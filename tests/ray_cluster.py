@@ -15,6 +15,11 @@ their machines' addresses, so the token path of a real network is what the tests
 driver (this process's test thread) enters the namespace for as long as it drives the cluster
 (``ray_driver``). Without one, the nodes are pinned to 127.0.0.1 (``tests/ray_node.py``), for the
 few tests that need the machine's own namespace (a Docker engine publishes there).
+
+``health()`` says what is wrong with a running cluster (a node's ``ray start`` ended, its GCS or a
+raylet gone, the GCS refusing connections), ``diagnosis()`` adds what its logs and the kernel say,
+``keep_logs(dest)`` copies its logs out of the temp dir and ``restart()`` starts it again on new
+ports; ``tests/ray_reports.py`` uses them to keep the session's cluster alive between tests.
 """
 
 from __future__ import annotations
@@ -37,12 +42,26 @@ import pytest
 from openenv.core.containers.runtime.ports import free_port
 from tests._require import require
 from tests.netns import TEST_ADDRESS, PrivateNetwork, private_network_available
+from tests.ray_diagnosis import (
+    CoreProcess,
+    core_processes,
+    describe_exit,
+    exits_seen_by_ray,
+    gcs_refusal,
+    keep_logs,
+    log_report,
+)
+from tests.ray_reports import unwatch, watch
 
 __all__ = ["DRIVER_ENV", "LocalRayCluster", "ray_available", "ray_cluster", "ray_driver", "ray_network"]
 
 _NODE = Path(__file__).with_name("ray_node.py")  # `ray start`, kept on 127.0.0.1
 _RAY_START = ["-c", "import sys; from ray.scripts.scripts import main; sys.exit(main())"]  # plain `ray start`
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+# A test machine may be loaded far beyond its cores: the nodes tolerate long stalls before Ray calls
+# a node dead (default: 5 missed health checks of 10 s) or a raylet gives up on the GCS (60 s).
+LOAD_TOLERANCE = {"RAY_health_check_timeout_ms": "30000", "RAY_health_check_failure_threshold": "20",
+                  "RAY_gcs_rpc_server_reconnect_timeout_s": "600"}
 # A driver on this machine keeps a loopback address as it is given (see RayProvider).
 DRIVER_ENV = {**RAY_ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
@@ -97,11 +116,17 @@ class LocalRayCluster:
         self.network = network
         self.host = TEST_ADDRESS if network is not None else "127.0.0.1"
         self.start_timeout_s = start_timeout_s
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._core: list[CoreProcess] = []
+        self.starts = 0  # how many times this cluster was started (restarts after a death count)
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """A new temp dir and new ports, for a first start or a restart."""
         self.temp_dir = Path(tempfile.mkdtemp(prefix="roe-", dir="/tmp"))  # short: unix socket paths
         self._ports = _Ports()
         self.port = self._ports.take()
         self.address = f"{self.host}:{self.port}"
-        self._procs: list[subprocess.Popen[bytes]] = []
 
     def _start_node(self, index: int, spec: dict[str, Any]) -> None:
         launcher = _RAY_START if self.network is not None else [str(_NODE)]
@@ -118,7 +143,7 @@ class LocalRayCluster:
         else:
             cmd += ["--address", self.address]
         log = (self.temp_dir / f"node-{index}.log").open("wb")
-        env = {**os.environ, **RAY_ENV}
+        env = {**os.environ, **RAY_ENV, **LOAD_TOLERANCE}
         env.pop("RAY_ADDRESS", None)
         with log:
             self._procs.append(self._popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -141,6 +166,7 @@ class LocalRayCluster:
             yield
 
     def start(self) -> LocalRayCluster:
+        self.starts += 1
         try:
             for index, spec in enumerate(self.nodes):
                 for attempt in range(_START_ATTEMPTS):
@@ -159,7 +185,44 @@ class LocalRayCluster:
         except BaseException:
             self.stop()
             raise
+        self._core = core_processes(self.leftover_pids(), [p.pid for p in self._procs])
         return self
+
+    def health(self) -> str | None:
+        """None while every node's ``ray start``, GCS and raylet run and the GCS accepts
+        connections; otherwise what is wrong, one problem a line."""
+        if not self._procs:
+            return "not running (never started, or stopped)"
+        problems = [f"node {i} ({'head' if i == 0 else 'worker'}): `ray start` ended, {describe_exit(code)}"
+                    for i, code in enumerate(p.poll() for p in self._procs) if code is not None]
+        problems += [f"node {c.node}: {c.name} (pid {c.pid}) is gone" for c in self._core if not c.alive()]
+        problems += [f"`ray start` saw {line}" for line in exits_seen_by_ray(self.temp_dir)] if problems else []
+        refused = gcs_refusal(self.host, self.port, self.inside)
+        if refused is not None:
+            problems.append(f"the head's GCS at {self.address} does not answer ({refused})")
+        return "\n".join(problems) or None
+
+    def settle(self, timeout_s: float = 5.0) -> None:
+        """After a death, give each node's ``ray start --block`` (it looks once a second) the time
+        to notice and log it, or to be seen still running."""
+        deadline = time.monotonic() + timeout_s
+        while any(p.poll() is None for p in self._procs) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    def diagnosis(self) -> str:
+        """What is wrong (``health``), then what the cluster's own logs and the kernel say."""
+        pids = {c.pid for c in self._core} | {p.pid for p in self._procs}
+        return f"{self.health() or 'healthy'}\n{log_report(self.temp_dir, pids)}"
+
+    def keep_logs(self, dest: Path) -> Path | None:
+        """Copy the cluster's logs (``ray start`` output, the session's logs) to ``dest``."""
+        return keep_logs(self.temp_dir, dest)
+
+    def restart(self) -> LocalRayCluster:
+        """Stop what is left and start again on a new temp dir and new ports (``address`` changes)."""
+        self.stop()
+        self._fresh()
+        return self.start()
 
     def _await_nodes(self, count: int) -> None:
         """Wait until ``count`` nodes are alive, asking the GCS from a throwaway process."""
@@ -196,6 +259,7 @@ class LocalRayCluster:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
         self._procs.clear()
+        self._core = []
         for _ in range(3):
             if not self._kill_leftovers():
                 break
@@ -245,14 +309,17 @@ def ray_cluster(ray_network: PrivateNetwork) -> Iterator[LocalRayCluster]:
     """A real two-node Ray cluster in a private network, once per session (registered in
     tests/conftest.py): head 2 CPUs + resource ``head``, worker 2 CPUs + resource ``worker``, both
     registered at 10.250.0.1 as nodes of a real network are at their addresses. Use it through
-    ``ray_driver``, which puts the test thread where the cluster is reachable."""
+    ``ray_driver``, which puts the test thread where the cluster is reachable. Should it die, the
+    next test using it gets it restarted (new ports: read ``address`` in the test, not at import)."""
     require(ray_available(), "Ray (pip install -e '.[ray]')")
     cluster = LocalRayCluster([{"num_cpus": 2, "resources": {"head": 1}},
                                {"num_cpus": 2, "resources": {"worker": 1}}], network=ray_network)
     cluster.start()
+    watch(cluster)  # checked before each test that uses it, restarted if it died (tests/ray_reports.py)
     try:
         yield cluster
     finally:
+        unwatch(cluster)
         cluster.stop()
 
 

@@ -278,6 +278,8 @@ class EnvPage:
             log.warning("metadata unavailable: %s", exc.message)
             meta = {}
         meta = dict(meta or {})
+        if getattr(self.server, "env_name", None):  # the page is titled by the served name (/metadata: the env's)
+            meta["name"] = self.server.env_name
         meta.setdefault("name", "Environment")
         for key in ("description", "version", "readme_content"):
             meta.setdefault(key, None)

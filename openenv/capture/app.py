@@ -20,12 +20,14 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+
+from openenv.core.origin_policy import OriginGuard, OriginPolicy
 
 from .checks import check_turn, check_turn_eval
 from .dialect_google import google_reply, google_sse, google_to_chat
@@ -44,7 +46,7 @@ from .estimate import approximate_token_count
 from .graph import TurnNode
 from .recording import CaptureRecorder, turn_record
 from .sessions import RESERVED_METADATA, CaptureSession, SessionRegistry, api_key_of, harness_session_of
-from .upstreams import Engine, EnginePool, upstream_spec
+from .upstreams import Engine, EnginePool, engine_key, upstream_spec
 
 __all__ = ["create_capture_app"]
 
@@ -71,13 +73,19 @@ def _system_digest(messages: list[Any]) -> str | None:
 def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "tokens", api_key: str | None = None,
                        auth_header: str = "Authorization", admin_key: str | None = None,
                        require_registered: bool = True, max_output_tokens: int | None = 8192,
-                       max_model_calls: int = 0, store: Any = None, label: str | None = None) -> FastAPI:
+                       max_model_calls: int = 0, store: Any = None, label: str | None = None,
+                       allowed_llm_urls: Iterable[str] = (), origin_policy: OriginPolicy | None = None) -> FastAPI:
     """The proxy (see the module docstring). ``api_key`` is the engine's and never leaves the
-    process; ``store`` (an ``EpisodeStore``) records every session as an episode."""
+    process; ``store`` (an ``EpisodeStore``) records every session as an episode.
+
+    A session may name its own engine (``llm_url``) only when it is ``llm_url`` or in
+    ``allowed_llm_urls`` (``"*"``: any), and only with the admin key when one is set. Requests
+    pass ``origin_policy`` (default: ``OPENENV_ALLOW_*``; see ``openenv.core.origin_policy``)."""
     if level not in CAPTURE_LEVELS:
         raise ValueError(f"level must be one of {', '.join(CAPTURE_LEVELS)}, not {level!r}")
     engine = EngineClient(llm_url, model=model, api_key=api_key, auth_header=auth_header)
-    pool = EnginePool(Engine(engine, level, model, engine.base_url))
+    pool = EnginePool(Engine(engine, level, model, engine.base_url),
+                      frozenset(u if u.strip() == "*" else engine_key(u) for u in allowed_llm_urls if u.strip()))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -85,6 +93,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         await pool.aclose()
 
     app = FastAPI(title="openenv-capture", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app.add_middleware(OriginGuard, policy=origin_policy if origin_policy is not None else OriginPolicy.from_env())
     registry = SessionRegistry(require_registered=require_registered)
     recorder = CaptureRecorder(store, label=label, info={"llm_url": engine.base_url, "model": model, "level": level}) \
         if store is not None else None
@@ -137,6 +146,8 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             return _error(400, str(exc))
         try:
             eng = await pool.resolve(spec)
+        except PermissionError as exc:
+            return _error(403, str(exc), "permission_error")
         except RuntimeError as exc:
             return _error(502, f"the engine at {spec.llm_url if spec else llm_url} cannot be used: {exc}", "upstream_error")
         try:
@@ -189,7 +200,9 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         return {"deleted": deleted}
 
     @app.get("/v1/models")
-    async def models() -> Any:
+    async def models(request: Request) -> Any:
+        if admin_key and not _admin_ok(request) and registry.resolve(dict(request.headers)) is None:
+            return _error(401, "GET /v1/models needs a session id or the capture admin key as the API key")
         return await engine.models()
 
     async def _body(request: Request) -> dict[str, Any] | JSONResponse:

@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 
 __all__ = ["CAPTURE_LEVELS", "NON_POLICY_SAMPLING", "SAMPLING_KEYS", "EngineClient", "EngineReply", "UpstreamError",
-           "prepare_request", "read_reply", "truncating_params"]
+           "auth_headers", "normalise_engine_base", "prepare_request", "read_reply", "training_sampling",
+           "truncating_params"]
 
 CAPTURE_LEVELS = ("tokens", "logprobs", "text")
 NON_POLICY_SAMPLING: dict[str, float | int] = {"top_p": 1.0, "top_k": -1, "min_p": 0.0, "frequency_penalty": 0.0,
@@ -36,6 +37,50 @@ class UpstreamError(RuntimeError):
     def __init__(self, message: str, *, status: int = 502, body: Any = None) -> None:
         super().__init__(message)
         self.status, self.body = status, body
+
+
+def auth_headers(api_key: str | None, header: str = "Authorization") -> dict[str, str]:
+    """The header carrying the engine's key (``{}`` without one): ``Authorization: Bearer KEY``, or
+    the bare key under any other header name (``x-api-key``)."""
+    if not api_key:
+        return {}
+    name = (header or "Authorization").strip()
+    return {name: f"Bearer {api_key}" if name.lower() == "authorization" else api_key}
+
+
+def normalise_engine_base(url: str) -> str:
+    """The engine's root without a trailing ``/v1`` (routes are then ``/v1/...``)."""
+    base = url.rstrip("/")
+    return base.removesuffix("/v1")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def training_sampling(sampling: dict[str, Any] | None) -> dict[str, float | int]:
+    """An explicit training policy, checked: a finite positive ``temperature`` and the other knobs
+    only at their no-op values (``top_k`` 0 or -1); returns it with every knob pinned to its no-op
+    (``{}`` for ``None``). Anything else is a ``ValueError`` naming the field."""
+    if sampling is None:
+        return {}
+    if not isinstance(sampling, dict):
+        raise ValueError("sampling must be a JSON object")
+    unknown = sorted(set(sampling) - {"temperature", *NON_POLICY_SAMPLING})
+    if unknown:
+        raise ValueError(f"unsupported training sampling fields: {', '.join(unknown)}")
+    temperature = sampling.get("temperature")
+    if not _number(temperature) or not 0 < temperature < float("inf"):
+        raise ValueError("training sampling requires a finite positive temperature")
+    for key, value in sampling.items():
+        if key == "temperature":
+            continue
+        if not _number(value):
+            raise ValueError(f"training sampling {key} must be numeric")
+        neutral = NON_POLICY_SAMPLING[key]
+        if value != neutral and not (key == "top_k" and value == 0):
+            raise ValueError(f"training sampling requires {key}={neutral}")
+    return {"temperature": float(temperature), **NON_POLICY_SAMPLING}
 
 
 def truncating_params(request: dict[str, Any]) -> dict[str, Any]:
@@ -122,9 +167,7 @@ class EngineClient:
         base = base_url.rstrip("/")
         self.base_url = base if httpx.URL(base).path not in ("", "/") else f"{base}/v1"
         self.model = model
-        self._headers = {}
-        if api_key:
-            self._headers[auth_header] = f"Bearer {api_key}" if auth_header.lower() == "authorization" else api_key
+        self._headers = auth_headers(api_key, auth_header)
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=30.0), trust_env=False,
                                          limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
 

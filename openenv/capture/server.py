@@ -6,7 +6,8 @@
         doc = cap.rollout(sid)                        # the training document
 
 Binds 127.0.0.1 unless told otherwise (0.10 binds every interface); a non-loopback bind needs an
-``admin_key`` for the session routes.
+``admin_key`` for the session routes. Sessions may name (``llm_url``) only ``llm_url`` itself or an
+engine in ``allowed_llm_urls`` (``"*"``: any).
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ class CaptureServer:
     def __init__(self, *, llm_url: str, model: str | None = None, port: int = 8100, host: str = "127.0.0.1",
                  max_output_tokens: int | None = 8192, api_key: str | None = None, auth_header: str = "Authorization",
                  capture_level: str = "tokens", admin_key: str | None = None, max_model_calls: int = 0,
-                 store: Any = None, label: str | None = None, provider: str = "openai") -> None:
+                 store: Any = None, label: str | None = None, provider: str = "openai",
+                 allowed_llm_urls: tuple[str, ...] = ()) -> None:
         if not is_loopback(host) and not admin_key:
             raise ValueError(f"refusing to bind {host} without an admin_key for the session routes")
         self.capture_level = "text" if provider == "anthropic" else capture_level
         self.app = create_capture_app(llm_url=llm_url, model=model, level=self.capture_level, api_key=api_key,
                                       auth_header=auth_header, admin_key=admin_key, max_output_tokens=max_output_tokens,
-                                      max_model_calls=max_model_calls, store=store, label=label)
+                                      max_model_calls=max_model_calls, store=store, label=label,
+                                      allowed_llm_urls=allowed_llm_urls)
         self.host, self.port, self.admin_key = host, port, admin_key
         self._server: Any = None
         self._thread: threading.Thread | None = None

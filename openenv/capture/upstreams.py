@@ -18,7 +18,7 @@ import httpx
 
 from .engine import EngineClient
 
-__all__ = ["Engine", "EnginePool", "UpstreamSpec", "upstream_spec"]
+__all__ = ["Engine", "EnginePool", "UpstreamSpec", "engine_key", "upstream_spec"]
 
 MAX_ENGINES = 32  # distinct named engines per proxy
 
@@ -46,6 +46,17 @@ class Engine:
     llm_url: str
 
 
+def engine_key(url: str) -> str:
+    """An engine URL compared for the allow-list: lower-case scheme and host, default port and a
+    trailing ``/`` or ``/v1`` dropped (``http://H:8000/v1/`` == ``http://h:8000``)."""
+    u = httpx.URL(url.strip())
+    path = u.path.rstrip("/")
+    path = path[:-3] if path.endswith("/v1") else path
+    port = "" if u.port in (None, 80 if u.scheme == "http" else 443) else f":{u.port}"
+    host = f"[{u.host}]" if ":" in u.host else u.host
+    return f"{u.scheme.lower()}://{host.lower()}{port}{path}"
+
+
 def upstream_spec(payload: dict[str, Any]) -> UpstreamSpec | None:
     """The engine a ``POST /sessions`` body names, or ``None``; ``ValueError`` when malformed."""
     url = payload.get("llm_url")
@@ -67,8 +78,9 @@ def upstream_spec(payload: dict[str, Any]) -> UpstreamSpec | None:
 class EnginePool:
     """The default engine plus the engines sessions have named (probed once each)."""
 
-    def __init__(self, default: Engine) -> None:
+    def __init__(self, default: Engine, allowed: frozenset[str] = frozenset()) -> None:
         self.default = default
+        self.allowed = allowed  # engine_key()s sessions may name besides the default; "*": any
         self._named: dict[tuple[str, str, str, str], Engine] = {}
         self._lock = asyncio.Lock()
 
@@ -76,6 +88,9 @@ class EnginePool:
         """The engine for ``spec``; ``RuntimeError`` with the probe's words when it is unusable."""
         if spec is None:
             return self.default
+        if not self.allows(spec.llm_url):
+            raise PermissionError(f"llm_url {spec.llm_url} is not an engine this proxy was allowed to use: start it "
+                                  "with --allow-llm-url URL (the --llm-url engine is always allowed)")
         async with self._lock:
             known = self._named.get(spec.cache_key)
             if known is not None:
@@ -93,6 +108,10 @@ class EnginePool:
                             report.llm_url)
             self._named[spec.cache_key] = engine
             return engine
+
+    def allows(self, url: str) -> bool:
+        """Whether sessions may name the engine at ``url``."""
+        return "*" in self.allowed or engine_key(url) in {engine_key(self.default.llm_url), *self.allowed}
 
     def known(self) -> list[dict[str, str]]:
         """The named engines (URL, model, level): never a key."""

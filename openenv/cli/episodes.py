@@ -319,7 +319,7 @@ def import_cmd(ctx: click.Context, src: str, on_conflict: str, fmt: str | None, 
         if _format(src, fmt) == "parquet":
             result = import_parquet(store, src, on_conflict=on_conflict, on_progress=on_progress)  # type: ignore[arg-type]
         else:
-            source: Any = sys.stdin if src == "-" else src
+            source: Any = sys.stdin.buffer if src == "-" else src
             result = import_jsonl(store, source, on_conflict=on_conflict, on_progress=on_progress)  # type: ignore[arg-type]
     finish()
     click.echo(f"imported {result.imported} episode(s), skipped {result.skipped} already present")

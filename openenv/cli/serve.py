@@ -25,6 +25,10 @@ __all__ = ["serve"]
 @click.option("--max-sessions", type=click.IntRange(1), default=None, help="Session cap (OPENENV_MAX_SESSIONS).")
 @click.option("--step-timeout", type=float, default=None, help="Default step deadline in seconds.")
 @click.option("--no-web", is_flag=True, help="Do not serve the /web page.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests addressed to NAME (repeatable; OPENENV_ALLOW_HOSTS; see docs/security.md).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="Let pages from ORIGIN (scheme://host[:port]) use this server (repeatable; OPENENV_ALLOW_ORIGINS).")
 @click.option("--log-level", default="warning", show_default=True)
 def serve(
     target: str,
@@ -35,6 +39,8 @@ def serve(
     max_sessions: int | None,
     step_timeout: float | None,
     no_web: bool,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve TARGET: a bundled env name (echo, repl, toolbox), MODULE:APP, or an env directory."""
@@ -42,6 +48,7 @@ def serve(
 
     from openenv.core.env_server.auth import TokenAuthMiddleware
     from openenv.core.env_server.http_server import DEFAULT_MAX_MESSAGE_BYTES
+    from openenv.core.origin_policy import ALLOW_HOSTS_ENV, ALLOW_ORIGINS_ENV, OriginGuard, OriginPolicy
 
     if not is_loopback(host) and not token and not allow_remote_without_token:
         raise click.UsageError(
@@ -54,12 +61,20 @@ def serve(
         os.environ["OPENENV_STEP_TIMEOUT_S"] = str(step_timeout)
     if no_web:
         os.environ["OPENENV_WEB"] = "0"
+    for name, values in ((ALLOW_HOSTS_ENV, allow_hosts), (ALLOW_ORIGINS_ENV, allow_origins)):
+        if values:  # the env's own create_app reads them too
+            os.environ[name] = ",".join(filter(None, [os.environ.get(name, ""), *values]))
+    try:
+        policy = OriginPolicy.from_env(bind_host=host)
+    except ValueError as exc:
+        raise click.UsageError(f"--allow-origin: {exc}") from None
     try:
         app = load_app(target)
     except TargetError as exc:
         raise click.ClickException(str(exc)) from None
     if token:
         app = TokenAuthMiddleware(app, token)
+    app = OriginGuard(app, policy)  # also for a MODULE:APP not made by create_app
     click.echo(f"openenv: serving {target} on http://{host}:{port}", err=True)
     config = uvicorn.Config(
         app,

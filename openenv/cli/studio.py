@@ -15,8 +15,13 @@ __all__ = ["studio"]
 @click.option("--data-dir", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="Data directory (default $XDG_DATA_HOME/openenv-studio).")
 @click.option("--token", default=None, help="Access token (required off loopback; OPENENV_STUDIO_TOKEN).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests addressed to NAME (repeatable; see docs/security.md).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="Let pages from ORIGIN (scheme://host[:port]) post to the studio (repeatable).")
 @click.option("--log-level", default="warning", show_default=True)
-def studio(host: str | None, port: int | None, data_dir: Path | None, token: str | None, log_level: str) -> None:
+def studio(host: str | None, port: int | None, data_dir: Path | None, token: str | None,
+           allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...], log_level: str) -> None:
     """Serve the OpenEnv Studio web app. Every setting also reads OPENENV_STUDIO_<NAME>."""
     import uvicorn
 
@@ -24,7 +29,8 @@ def studio(host: str | None, port: int | None, data_dir: Path | None, token: str
     from webui.studio.errors import SettingsError
 
     try:
-        settings = load_settings({"host": host, "port": port, "data_dir": data_dir, "token": token})
+        settings = load_settings({"host": host, "port": port, "data_dir": data_dir, "token": token,
+                                  "allow_hosts": allow_hosts or None, "allow_origins": allow_origins or None})
     except SettingsError as exc:
         raise click.UsageError(exc.message) from None
     app = create_studio_app(settings)

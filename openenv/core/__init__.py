@@ -25,6 +25,7 @@ from openenv.core.errors import (
     ProtocolError,
     ReconnectFailedError,
     SessionNotFoundError,
+    StepInterruptedError,
     StepTimeoutError,
 )
 from openenv.core.generic_client import GenericAction, GenericEnvClient
@@ -57,6 +58,7 @@ __all__ = [
     "ReconnectFailedError",
     "SessionNotFoundError",
     "State",
+    "StepInterruptedError",
     "StepResult",
     "StepTimeoutError",
     "SyncEnvClient",

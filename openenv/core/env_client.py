@@ -352,6 +352,7 @@ class EnvClient(ProviderOwnedClient, ReconnectingClient, ABC, Generic[ActT, ObsT
             message["timeout_s"] = timeout_s
         wait = max(self._message_timeout, timeout_s + _REPLY_MARGIN_S) if timeout_s else None
         reply = await self._request(message, wait_s=wait, step=True)
+        self._episode = True  # a step before any reset starts the episode, as on 0.10
         return self._parse_result(reply["data"])
 
     async def _state_async(self) -> StateT:

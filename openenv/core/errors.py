@@ -6,6 +6,7 @@
      ├── EnvExecutionError                 EXECUTION_ERROR (the environment raised)
      ├── StepTimeoutError                  TIMEOUT (a step overran its deadline)
      ├── EnvBusyError                      ENV_BUSY (an overrun step is still running)
+     ├── StepInterruptedError              STEP_INTERRUPTED (a reset on the session ended the running step)
      ├── LifecycleError                    STEP_BEFORE_RESET
      │    └── EpisodeLostError              EPISODE_LOST (the session was replaced after a drop: reset)
      ├── CapacityError                     CAPACITY_REACHED (active_sessions, max_sessions)
@@ -49,6 +50,7 @@ __all__ = [
     "ProtocolError",
     "ReconnectFailedError",
     "SessionNotFoundError",
+    "StepInterruptedError",
     "StepTimeoutError",
     "TargetError",
     "ToolCallError",
@@ -101,6 +103,12 @@ class StepTimeoutError(OpenEnvError, TimeoutError):
 
 class EnvBusyError(OpenEnvError):
     code = "ENV_BUSY"
+
+
+class StepInterruptedError(OpenEnvError):
+    """A reset arrived on the session while this step ran: the step was ended, its result discarded."""
+
+    code = "STEP_INTERRUPTED"
 
 
 class LifecycleError(OpenEnvError):
@@ -190,6 +198,7 @@ _BY_CODE: dict[str, type[OpenEnvError]] = {
     "EXECUTION_ERROR": EnvExecutionError,
     "TIMEOUT": StepTimeoutError,
     "ENV_BUSY": EnvBusyError,
+    "STEP_INTERRUPTED": StepInterruptedError,
     "STEP_BEFORE_RESET": LifecycleError,
     "CAPACITY_REACHED": CapacityError,
     "FACTORY_ERROR": FactoryError,

@@ -146,8 +146,11 @@ class SyncEnvClient:
 
 
 def is_async_client(client: Any) -> bool:
-    """Whether ``client.step`` is to be awaited: an ``EnvClient`` not bound to its blocking face, or a
-    client whose ``step`` is a coroutine function (a recording one)."""
+    """Whether ``client.step`` is to be awaited: an ``EnvClient`` (or a recording client over one) not
+    bound to its blocking face, or a client whose ``step`` is a coroutine function."""
     if isinstance(client, EnvClient):
         return not client._sync_bound()
+    own = getattr(type(client), "_is_async", None)  # a recording client answers for the client it wraps
+    if callable(own):
+        return bool(client._is_async())
     return inspect.iscoroutinefunction(getattr(client, "step", None))

@@ -31,7 +31,7 @@ class WsSession:
     @property
     def studio_server(self) -> bool:
         """Whether the server is an OpenEnv Studio one (it sends ``x-openenv-features``): its
-        stricter answers (``STEP_BEFORE_RESET``, validated reset kwargs) are then checked too."""
+        stricter answers (validated reset kwargs) are then checked too."""
         response = self.conn.response
         return response is not None and "x-openenv-features" in response.headers
 

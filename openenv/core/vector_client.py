@@ -14,13 +14,16 @@ starts a new episode wherever one ended. Blocking in sync code, awaitable in asy
     async with VectorEnvClient([url_a, url_b], num_envs=8, store=store) as envs:   # recorded
         batch = await envs.reset()
 
-With ``store=`` every session is recorded like any client (``openenv.recording.record``).
+With ``store=`` every session is recorded like any client (``openenv.recording.record``), its
+steps still pipelined (on a journaled store the wire texts go to the journal as they are);
+``episode_ids[i]`` is the stored id of session ``i``'s open episode, to tag it with a training step.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +112,8 @@ class VectorEnvClient:
         client_class: the ``EnvClient`` subclass per session (default ``GenericEnvClient``: dicts).
         auto_reset: reset a session in the same call whose step ended its episode.
         reset_kwargs: kwargs for those automatic resets.
-        store, label: record every session's episodes into ``store`` (``openenv.recording``).
+        store, label, info: record every session's episodes into ``store`` (``openenv.recording``),
+            ``info`` (JSON-able facts: hyper-parameters, a training run's id) kept with each session's run.
         client_kwargs: options for each session's client (``headers``, ``message_timeout_s``...).
         url_headers: extra headers per base URL (e.g. each Ray env's token; ``from_providers``).
     """
@@ -124,6 +128,7 @@ class VectorEnvClient:
         reset_kwargs: dict[str, Any] | None = None,
         store: Any = None,
         label: str | None = None,
+        info: dict[str, Any] | None = None,
         client_kwargs: dict[str, Any] | None = None,
         url_headers: dict[str, dict[str, str]] | None = None,
     ) -> None:
@@ -142,7 +147,7 @@ class VectorEnvClient:
         if store is not None:
             from openenv.recording import record
 
-            self._envs = [record(c, store=store, label=label) for c in self.clients]
+            self._envs = [record(c, store=store, label=label, info=info) for c in self.clients]
         self._recorded = store is not None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -164,13 +169,20 @@ class VectorEnvClient:
     def __len__(self) -> int:
         return len(self.clients)
 
+    @property
+    def episode_ids(self) -> list[str | None]:
+        """Per session, the stored id of its open episode (``None``: not recorded, or no episode open)."""
+        return [getattr(e, "episode_id", None) if self._recorded else None for e in self._envs]
+
+    @property
+    def run_ids(self) -> list[str | None]:
+        """Per session, the stored id of its recording run (``None`` until its first reset or step)."""
+        return [getattr(e, "run_id", None) if self._recorded else None for e in self._envs]
+
     # -- per-session calls (each one's error is its own) ----------------------------------
 
     def _reset_one(self, i: int, kwargs: dict[str, Any]) -> Coroutine[Any, Any, StepResult]:
-        return self._envs[i].reset(**kwargs) if self._recorded else self.clients[i]._reset_async(**kwargs)
-
-    def _step_one(self, i: int, action: Any) -> Coroutine[Any, Any, StepResult]:
-        return self._envs[i].step(action) if self._recorded else self.clients[i]._step_async(action)
+        return (self._envs[i] if self._recorded else self.clients[i])._reset_async(**kwargs)
 
     @staticmethod
     async def _settle(coros: list[Coroutine[Any, Any, Any] | None]) -> tuple[list[Any], list[BaseException | None]]:
@@ -218,11 +230,7 @@ class VectorEnvClient:
         """Step session ``i`` with ``actions[i]`` (``None`` skips it); auto-reset where done."""
         if len(actions) != self.num_envs:
             raise ValueError(f"step() needs {self.num_envs} actions (None to skip a session), got {len(actions)}")
-        if self._recorded:
-            coros = [self._step_one(i, a) if a is not None else None for i, a in enumerate(actions)]
-            results, errors = await self._settle(coros)
-        else:
-            results, errors = await self._step_pipelined(actions)
+        results, errors = await self._step_pipelined(actions)
         resets: list[StepResult | None] = []
         if self.auto_reset:
             ended = [i for i, r in enumerate(results) if r is not None and r.done]
@@ -254,9 +262,21 @@ class VectorEnvClient:
     async def _step_deferring(self, actions: Sequence[Any], results: list[Any], errors: list[BaseException | None],
                               sent: list[Any]) -> tuple[list[Any], list[BaseException | None]]:  # fmt: skip
         down: list[int] = []
+        wires: list[Any] = [None] * len(actions)  # a recorded session's client whose step is journaled from the wire
+        apart: dict[int, asyncio.Future[Any]] = {}  # recorded sessions stepped through their recording client
+        t0 = time.perf_counter()
         for i, action in enumerate(actions):
             if action is None:
                 continue
+            if self._recorded:
+                try:
+                    wires[i] = self._envs[i]._rec.wire_ready()
+                except _SESSION_ERRORS as exc:  # the store failed: before this session's env moves
+                    errors[i] = exc
+                    continue
+                if wires[i] is None:  # no episode open yet, or a store that commits rows
+                    apart[i] = asyncio.ensure_future(self._envs[i]._step_async(action))
+                    continue
             client = self.clients[i]
             if client._needs_reopen():
                 down.append(i)  # reconnects go together below, not one after another here
@@ -280,8 +300,14 @@ class VectorEnvClient:
             try:
                 reply = await client._reply(request, max(0.001, deadline - loop.time()), True)
                 results[i] = client._parse_result(reply["data"])
+                if wires[i] is not None:  # durable before step() returns, as for one recording client
+                    self._envs[i]._rec.save_wire_step(wires[i], t0, actions[i], results[i])
             except _SESSION_ERRORS as exc:
                 errors[i] = exc
+        if apart:
+            outcomes, failures = await self._settle(list(apart.values()))
+            for i, result, err in zip(apart, outcomes, failures, strict=True):
+                results[i], errors[i] = result, err
         lost = [i for i, e in enumerate(errors) if isinstance(e, EpisodeLostError) and self.clients[i]._needs_reopen()]
         if lost:  # their sockets died under this step: open new sessions together, as one client would
             await self._bounded(lost, lambda i: self.clients[i]._reopen(), errors)
@@ -327,7 +353,7 @@ class VectorEnvClient:
         if self._closed:
             return
         self._closed = True
-        closers = [e.close() if self._recorded else e._close_entry() for e in self._envs]
+        closers = [e._close_async() if self._recorded else e._close_entry() for e in self._envs]
         await asyncio.gather(*closers, return_exceptions=True)
 
     async def __aenter__(self) -> VectorEnvClient:

@@ -74,6 +74,18 @@ def _need(
     return value
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int64(obj: Mapping[str, Any], key: str, where: str) -> None:
+    """An optional integer field must fit the store's 64-bit INTEGER columns."""
+    value = obj.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not _INT64[0] <= value <= _INT64[1]:
+        raise ExportFormatError(f"{where}: field {key!r} must be an integer that fits in 64 bits, not {value!r:.40}")
+
+
 def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
     """Check an exchange dict's shape; raises ``ExportFormatError`` naming the bad field."""
     if not isinstance(obj, dict):
@@ -88,7 +100,11 @@ def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
     for key in ("id", "env_name", "source"):
         _need(obj, key, (str,), where)
     _need(obj, "started_at", (int, float), where)
-    _need(obj, "reset_kwargs", (dict,), where)
+    for key in ("seed", "step_count", "fork_step"):
+        _int64(obj, key, where)
+    if "reset_kwargs" not in obj:  # null: the episode started without a reset
+        raise ExportFormatError(f"{where}: missing field 'reset_kwargs'")
+    _need(obj, "reset_kwargs", (dict,), where, optional=True)
     run = _need(obj, "run", (dict,), where)
     _need(run, "id", (str,), f"{where}.run")
     steps = _need(obj, "steps", (list,), where)
@@ -96,6 +112,7 @@ def validate(obj: Any, where: str = "episode") -> dict[str, Any]:
         if not isinstance(step, dict):
             raise ExportFormatError(f"{where}.steps[{i}]: expected an object")
         _need(step, "index", (int,), f"{where}.steps[{i}]")
+        _int64(step, "index", f"{where}.steps[{i}]")
         _need(step, "t", (int, float), f"{where}.steps[{i}]")
         _need(step, "reward", (int, float), f"{where}.steps[{i}]", optional=True)
         if "observation" not in step:

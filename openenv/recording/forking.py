@@ -108,6 +108,9 @@ def _plan(store: EpisodeStore, episode_id: str, step: int) -> tuple[EpisodeRecor
     if not 0 <= step <= parent.step_count:
         raise RecordingError(f"cannot fork episode {episode_id} at step {step}: it has steps 0..{parent.step_count}",
                              code="BAD_FORK_STEP")  # fmt: skip
+    if parent.reset_kwargs is None:
+        raise RecordingError(f"episode {episode_id} started without a reset: a fork needs a reset to start from",
+                             code="BAD_FORK")  # fmt: skip
     steps = store.load_steps(episode_id, start=0, limit=step + 1)
     if [s.index for s in steps] != list(range(step + 1)):
         raise RecordingError(f"episode {episode_id} does not hold every step up to {step}", code="BAD_FORK_STEP")
@@ -115,6 +118,8 @@ def _plan(store: EpisodeStore, episode_id: str, step: int) -> tuple[EpisodeRecor
 
 
 def _recording(client: Any, store: EpisodeStore, parent: EpisodeRecord, sync: bool, options: dict[str, Any]) -> Any:
+    if sync and isinstance(client, RecordingEnvClient) and not is_async_client(client):
+        client = client.sync()  # a recording client used from sync code: its blocking face
     kind = SyncRecordingEnvClient if sync else RecordingEnvClient
     if isinstance(client, kind):
         if client._rec.store is not store:

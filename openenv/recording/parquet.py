@@ -78,7 +78,8 @@ def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
 def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     try:
         obj = dict(row, format=FORMAT)
-        obj["reset_kwargs"] = loads(row["reset_kwargs"] or "{}")
+        raw = row["reset_kwargs"]  # null: the episode started without a reset
+        obj["reset_kwargs"] = None if raw is None else loads(raw)
         obj["run"] = loads(row["run"] or "{}")
         obj["steps"] = [
             {**s, **{k: None if s.get(k) is None else loads(s[k]) for k in _JSON_STEP}}
@@ -86,8 +87,8 @@ def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
         ]
         obj["failed_turn"] = loads(row["failed_turn"]) if row.get("failed_turn") else None
         obj["reward_components"] = loads(row["reward_components"]) if row.get("reward_components") else None
-    except (KeyError, TypeError, orjson.JSONDecodeError) as exc:
-        raise ExportFormatError(f"{where}: unreadable episode row ({exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, orjson.JSONDecodeError) as exc:
+        raise ExportFormatError(f"{where}: unreadable episode row, a column has the wrong type ({exc})") from exc
     return validate(obj, where)
 
 
@@ -128,8 +129,11 @@ def _rows(path: str | Path) -> Iterator[dict[str, Any]]:
     for batch in pf.iter_batches(batch_size=_BATCH):
         for row in batch.to_pylist():
             n += 1
-            if (row.get("format_version") or 0) > FORMAT_VERSION:
-                raise ExportFormatError(f"row {n}: format_version {row['format_version']} is too new")
+            version = row.get("format_version") or 0
+            if not isinstance(version, int) or isinstance(version, bool):
+                raise ExportFormatError(f"row {n}: column 'format_version' has the wrong type ({type(version).__name__})")
+            if version > FORMAT_VERSION:
+                raise ExportFormatError(f"row {n}: format_version {version} is too new")
             yield _from_row(row, f"row {n}")
 
 

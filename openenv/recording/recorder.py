@@ -1,14 +1,17 @@
-"""``record(client, store=...)``: wrap an ``EnvClient`` (async) or ``SyncEnvClient`` so that
-every episode it plays is written to an ``EpisodeStore``.
+"""``record(client, store=...)``: wrap an ``EnvClient`` or ``SyncEnvClient`` so that every
+episode it plays is written to an ``EpisodeStore``. The wrapper is called as the client it wraps:
 
     env = record(EchoEnv(base_url=url), store=store, label="ppo-3")
-    await env.reset(seed=1)            # starts a new episode (the previous one ends: "reset")
-    await env.step(EchoAction(...))    # the step is durable when this returns
-    await env.close()                  # the open episode ends: "closed"
+    env.reset(seed=1)                  # in sync code, as EchoEnv's own calls; ``await`` it in async code
+    env.step(EchoAction(...))          # the step is durable when this returns
+    env.close()                        # the open episode ends: "closed"
 
-A process that dies mid-episode leaves it unfinished (``ended_at`` null) with every step it
-returned (on SQLite, steps not yet committed are replayed from the store's journal by the next
-store that opens: see ``journal.py``). Anything not overridden here (``connect``, ``base_url``...) goes to the wrapped client.
+A reset starts an episode (the previous one ends: "reset"); a step with no episode open (a client
+that never reset, as in TRL's echo example) starts one without a reset. ``env.sync()`` is a
+recording ``SyncRecordingEnvClient`` sharing the same run. A process that dies mid-episode leaves
+it unfinished (``ended_at`` null) with every step it returned (on SQLite, steps not yet committed
+are replayed from the store's journal by the next store that opens: see ``journal.py``). Anything
+not overridden here (``connect``, ``base_url``...) goes to the wrapped client.
 """
 
 from __future__ import annotations
@@ -16,262 +19,28 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-from pydantic_core import PydanticSerializationError
-
+from openenv.core.client_handles import AutoResult
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
 from .batching import StepBatcher, batcher_for
-from .env_info import EnvInfo, fetch_env_info, fetch_env_info_async
-from .jsonable import to_jsonable
-from .step_rows import make_step_row
+from .env_info import fetch_env_info, fetch_env_info_async
+from .episode_recorder import Recorder, headers_of, normalise_observation
 from .store import EpisodeStore
-
-_perf_counter, _time = time.perf_counter, time.time
 
 __all__ = ["RecordingEnvClient", "SyncRecordingEnvClient", "normalise_observation", "record"]
 
-_LIFTED_SET = frozenset(("reward", "done", "metadata"))
-
-
-def normalise_observation(observation: Any) -> Any:
-    """The observation as stored: its JSON form without the ``reward``/``done``/``metadata`` that
-    the wire lifts out of it (they have their own columns), so typed and dict clients agree.
-
-    Pydantic models use their own JSON serialisation (as on the wire); what even that cannot
-    encode falls back to ``to_jsonable`` and its markers. Dicts are stored as they are.
-    """
-    dump = getattr(observation, "model_dump", None)
-    if callable(dump) and not isinstance(observation, type):
-        try:
-            return dump(mode="json", exclude=_LIFTED_SET)
-        except (PydanticSerializationError, TypeError, ValueError):
-            value = to_jsonable(observation)
-    elif isinstance(observation, dict):
-        value = observation
-    else:
-        value = to_jsonable(observation)
-    if isinstance(value, dict) and not _LIFTED_SET.isdisjoint(value):
-        value = {k: v for k, v in value.items() if k not in _LIFTED_SET}
-    return value
-
-
-def _metadata(result: StepResult) -> dict[str, Any] | None:
-    """The step's metadata: the result's, else the observation's (a 0.10 dict nests it there)."""
-    meta = getattr(result, "metadata", None) or getattr(result.observation, "metadata", None)
-    if not meta and isinstance(result.observation, dict):
-        meta = result.observation.get("metadata")
-    return meta or None
-
-
-def _headers(client: Any) -> dict[str, str] | None:
-    """The headers a (sync or async) client sends to its server, for the env-info reads."""
-    headers = getattr(client, "headers", None)
-    if headers is None:
-        headers = getattr(getattr(client, "_client", None), "headers", None)
-    return dict(headers) if isinstance(headers, dict) and headers else None
-
-
-def _provider_kind(runtime: Any) -> str | None:
-    if runtime is None:
-        return None
-    return getattr(runtime, "kind", None) or type(runtime).__name__
-
-
-class _Recorder:
-    """The store side of a recording client: one run, at most one open episode."""
-
-    def __init__(
-        self,
-        client: Any,
-        store: EpisodeStore,
-        *,
-        label: str | None,
-        source: str,
-        env_name: str | None,
-        provider: str | None,
-        image: str | None,
-        info: dict[str, Any] | None,
-        capture_state: bool,
-        commit_every: int = 1,
-    ) -> None:
-        self.client = client
-        self.store = store
-        self.capture_state = capture_state
-        self.commit_every = max(1, int(commit_every))
-        self.pending: list[dict[str, Any]] = []
-        self.run_id: str | None = None
-        self.episode_id: str | None = None
-        self.episode_bytes = b""
-        self.index = 0
-        self.training: dict[str, Any] | None = None  # training run tags of the episodes started next
-        self.auto_begin = False  # a step outside an episode begins one (``begin_without_reset``)
-        self.wire = self._wire_source(client)
-        self._run_args = {
-            "label": label,
-            "source": source,
-            "env_name": env_name,
-            "provider": provider,
-            "image": image,
-            "info": info,
-        }
-
-    def _wire_source(self, client: Any) -> EnvClient | None:
-        """The ``EnvClient`` whose ``last_exchange`` can be journaled as it is, when steps may take
-        that path (journaled store, one commit per step, no state capture, stock ``step``)."""
-        inner = getattr(client, "async_client", client)
-        if not (isinstance(inner, EnvClient) and self.store.journaled and self.commit_every == 1):
-            return None
-        stock = type(inner).step is EnvClient.step and type(inner)._request is EnvClient._request
-        return inner if stock and not self.capture_state else None
-
-    def wire_ready(self) -> EnvClient | None:
-        """Before a step: raise an error the store met (``EpisodeStore.check``: before the env moves,
-        so no step is lost to it); then the wire source, cleared for the step, if this step can be
-        journaled from the wire."""
-        self.store.check()
-        wire = self.wire
-        if wire is None or self.episode_id is None:
-            return None
-        wire.last_exchange = None
-        return wire
-
-    def save_wire_step(self, wire: EnvClient, t0: float, action: Any, result: StepResult) -> None:
-        """Make the step ``wire`` just took (sent at ``t0``, ``perf_counter``) durable: its wire
-        texts with the reward and done it returned, or its row when the client has no exchange to
-        show (or a reward that is not a number: the row path says why)."""
-        exchange = wire.last_exchange
-        latency_ms = (_perf_counter() - t0) * 1000
-        reward = result.reward
-        if reward is not None and reward.__class__ is not float:
-            try:
-                reward = float(reward)
-            except (TypeError, ValueError):
-                exchange = None
-        if exchange is None:
-            self.save([self.step_row(self.payload(action), result, latency_ms, None)])
-            return
-        request, reply = exchange
-        self.index += 1
-        self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, reward, bool(result.done),
-                                request, reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
-
-    @property
-    def needs_env_info(self) -> bool:
-        return self.run_id is None
-
-    def open_run(self, env: EnvInfo) -> None:
-        a = self._run_args
-        inner = getattr(self.client, "async_client", self.client)
-        runtime = getattr(inner, "_provider", None)
-        name = a["env_name"] or env.name or type(inner).__name__
-        self.run_id = self.store.create_run(
-            env_name=name,
-            env_version=env.version,
-            base_url=getattr(self.client, "base_url", None),
-            provider=a["provider"] or _provider_kind(runtime),
-            image=a["image"] or getattr(runtime, "image", None),
-            action_schema_hash=env.action_schema_hash,
-            observation_schema_hash=env.observation_schema_hash,
-            source=a["source"],
-            label=a["label"],
-            info=a["info"],
-            journaled=self.journaled,
-        )
-
-    def on_reset(self, kwargs: dict[str, Any], result: StepResult, latency_ms: float, state: Any) -> None:
-        assert self.run_id is not None
-        self.flush()
-        replaces = self.episode_id
-        if replaces is not None and self.journaled:  # queued behind its steps: no wait for them
-            self.store.journal_end(replaces, "reset")
-            replaces = None
-        self.episode_id = self.store.start_episode(
-            self.run_id,
-            replaces=replaces,
-            reset_kwargs=kwargs,
-            observation=normalise_observation(result.observation),
-            reward=result.reward,
-            done=result.done,
-            metadata=_metadata(result),
-            latency_ms=latency_ms,
-            state=state,
-            journaled=self.journaled,
-            training=self.training,
-        )
-        self.index = 0
-        self.episode_bytes = self.episode_id.encode()
-
-    def begin_without_reset(self) -> None:
-        """Start an episode with no reset (a fresh session stepped as it is): no reset observation,
-        ``metadata={"reset": False}``."""
-        assert self.run_id is not None
-        self.end("reset")
-        self.episode_id = self.store.start_episode(self.run_id, observation=None, metadata={"reset": False},
-                                                   journaled=self.journaled, training=self.training)  # fmt: skip
-        self.index = 0
-        self.episode_bytes = self.episode_id.encode()
-
-    def payload(self, action: Any) -> Any:
-        return self.client._step_payload(action) if self.episode_id is not None else None
-
-    def step_row(
-        self, payload: Any, result: StepResult, latency_ms: float, state: Any
-    ) -> dict[str, Any] | None:
-        """The store row of a step just taken (``None`` outside an episode)."""
-        if self.episode_id is None:
-            return None
-        self.index += 1
-        observation = normalise_observation(result.observation)
-        return make_step_row(self.episode_id, self.index, payload, observation, result.reward, result.done,
-                             _metadata(result), latency_ms, time.time(), state)  # fmt: skip
-
-    def hold(self, row: dict[str, Any]) -> list[dict[str, Any]]:
-        """The rows to commit now: ``[row]``, or with ``commit_every > 1`` a full batch or none."""
-        if self.commit_every == 1:
-            return [row]
-        self.pending.append(row)
-        if len(self.pending) < self.commit_every and not row["done"]:
-            return []
-        rows, self.pending = self.pending, []
-        return rows
-
-    @property
-    def journaled(self) -> bool:
-        """Steps go through the store's journal (SQLite, one commit per step asked for)."""
-        return self.commit_every == 1 and self.store.journaled
-
-    def save(self, rows: list[dict[str, Any]]) -> None:
-        """Make ``rows`` durable before ``step()`` returns: journaled, or committed."""
-        if self.journaled:
-            self.store.journal_steps(rows)
-        else:
-            self.store.append_steps(rows)
-
-    def flush(self) -> None:
-        """Commit held steps (episode boundaries and close)."""
-        if self.pending:
-            rows, self.pending = self.pending, []
-            self.store.append_steps(rows)
-
-    def end(self, reason: str) -> None:
-        self.flush()
-        if self.episode_id is None:
-            return
-        if self.journaled:  # queued behind its steps: no wait for them
-            self.store.journal_end(self.episode_id, reason)
-        else:
-            self.store.finish_episode(self.episode_id, reason)
-        self.episode_id = None
+_running_loop = asyncio._get_running_loop  # None outside a running loop
 
 
 class _RecordingClient:
     """What both recording clients share: the wrapped client, the recorder, the ids, and every
     attribute not overridden passed through to the wrapped client."""
 
-    def __init__(self, client: Any, recorder: _Recorder) -> None:
+    def __init__(self, client: Any, recorder: Recorder) -> None:
         self._client = client
         self._rec = recorder
 
@@ -313,16 +82,67 @@ class _RecordingClient:
 
 
 class RecordingEnvClient(_RecordingClient):
-    """An async ``EnvClient`` that records its episodes (build it with ``record``)."""
+    """An ``EnvClient`` that records its episodes (build it with ``record``): like the client it
+    wraps, its calls return the result in sync code and an awaitable where an event loop runs."""
 
-    def __init__(self, client: Any, recorder: _Recorder) -> None:
+    def __init__(self, client: Any, recorder: Recorder) -> None:
         super().__init__(client, recorder)
         self._batcher: StepBatcher | None = None
+        self._sync_face: SyncRecordingEnvClient | None = None
 
-    async def reset(self, **kwargs: Any) -> StepResult:
+    def _call(self, make: Callable[[], Coroutine[Any, Any, Any]], blocking: Callable[[], Any]) -> Any:
+        """As ``EnvClient._dispatch``: ``blocking()`` in sync code (or when the client is bound to
+        its blocking face), else an awaitable that also resolves when read without ``await``."""
+        inner = self._client
+        if not isinstance(inner, EnvClient):  # a client whose methods are coroutines: async only
+            return make()
+        loop = _running_loop()
+        if loop is None:
+            return blocking()
+        face = inner._sync_face
+        if face is not None and loop is face._loop:  # on the blocking face's own loop
+            return make()
+        if inner._sync_bound() and face is not None and inner._ws_loop is face._loop:
+            return blocking()
+        return AutoResult(make, blocking)
+
+    def _is_async(self) -> bool:
+        """Whether calls are to be awaited (``is_async_client``)."""
+        return not isinstance(self._client, EnvClient) or not self._client._sync_bound()
+
+    def reset(self, **kwargs: Any) -> Any:
+        """Start an episode (the open one ends: "reset")."""
+        return self._call(lambda: self._reset_async(**kwargs), lambda: self.sync().reset(**kwargs))
+
+    def step(self, action: Any, *args: Any, **kwargs: Any) -> Any:
+        """Apply and record one action (an episode starts here when none is open)."""
+        return self._call(lambda: self._step_async(action, *args, **kwargs),
+                          lambda: self.sync().step(action, *args, **kwargs))  # fmt: skip
+
+    def close(self) -> Any:
+        """End the episode ("closed"), close the client, and return once every step recorded so
+        far is committed (raises a commit error)."""
+        return self._call(self._close_async, lambda: self.sync().close())
+
+    def sync(self) -> Any:
+        """The blocking face: a ``SyncRecordingEnvClient`` on the same run (steps stay recorded)."""
+        if self._sync_face is None:
+            if isinstance(self._client, EnvClient):
+                self._sync_face = SyncRecordingEnvClient(self._client.sync(), self._rec)
+                self._sync_face._async_face = self
+            else:  # an async-only client: driven blocking through this recording client
+                from openenv.core.sync_client import SyncEnvClient
+
+                return SyncEnvClient(self)
+        return self._sync_face
+
+    async def _open_run(self) -> None:
         self._rec.store.check()
         if self._rec.needs_env_info:
-            self._rec.open_run(await fetch_env_info_async(self._client.base_url, _headers(self._client)))
+            self._rec.open_run(await fetch_env_info_async(self._client.base_url, headers_of(self._client)))
+
+    async def _reset_async(self, **kwargs: Any) -> StepResult:
+        await self._open_run()
         t0 = time.perf_counter()
         result = await self._client.reset(**kwargs)
         latency = (time.perf_counter() - t0) * 1000
@@ -330,7 +150,9 @@ class RecordingEnvClient(_RecordingClient):
         self._rec.on_reset(kwargs, result, latency, state)
         return result
 
-    async def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+    async def _step_async(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
+        if self._rec.episode_id is None:
+            return await self._first_step(action, args, kwargs)
         wire = self._rec.wire_ready()
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
@@ -357,9 +179,18 @@ class RecordingEnvClient(_RecordingClient):
             self._rec.save(rows)
         return result
 
-    async def close(self) -> None:
-        """End the episode ("closed"), close the client, and return once every step recorded so
-        far is committed (waited for off the event loop; raises a commit error)."""
+    async def _first_step(self, action: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> StepResult:
+        """A step with no episode open: the episode starts here, without a reset, once it succeeds."""
+        await self._open_run()
+        payload = self._rec.client._step_payload(action)
+        t0 = time.perf_counter()
+        result = await self._client.step(action, *args, **kwargs)
+        latency = (time.perf_counter() - t0) * 1000
+        state = await self._client.state() if self._rec.capture_state else None
+        self._rec.first_step(payload, result, latency, state)
+        return result
+
+    async def _close_async(self) -> None:
         try:
             self._rec.end("closed")
         finally:
@@ -367,11 +198,12 @@ class RecordingEnvClient(_RecordingClient):
         if self._rec.journaled:
             await asyncio.to_thread(self._rec.store.flush)
 
-    def sync(self) -> Any:
-        """A ``SyncEnvClient`` over this recording client (steps stay recorded)."""
-        from openenv.core.sync_client import SyncEnvClient
+    def __enter__(self) -> RecordingEnvClient:
+        self.sync().__enter__()
+        return self
 
-        return SyncEnvClient(self)
+    def __exit__(self, *exc: object) -> None:
+        self.sync().close()
 
     async def __aenter__(self) -> RecordingEnvClient:
         connect = getattr(self._client, "connect", None)
@@ -384,16 +216,40 @@ class RecordingEnvClient(_RecordingClient):
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        await self._close_async()
 
 
 class SyncRecordingEnvClient(_RecordingClient):
-    """A ``SyncEnvClient`` that records its episodes (build it with ``record``)."""
+    """A ``SyncEnvClient`` that records its episodes (build it with ``record``, or ``.sync()``)."""
 
-    def reset(self, **kwargs: Any) -> StepResult:
+    _async_face: RecordingEnvClient | None = None
+
+    def sync(self) -> SyncRecordingEnvClient:
+        """This client (it is the blocking face already)."""
+        return self
+
+    @property
+    def async_client(self) -> RecordingEnvClient:
+        """The recording client over the wrapped async client (same run, same episode)."""
+        if self._async_face is None:
+            face = RecordingEnvClient(self._client.async_client, self._rec)
+            face._sync_face, self._async_face = self, face
+        return self._async_face
+
+    def _open_run(self) -> None:
         self._rec.store.check()
         if self._rec.needs_env_info:
-            self._rec.open_run(fetch_env_info(self._client.base_url, _headers(self._client)))
+            self._rec.open_run(fetch_env_info(self._client.base_url, headers_of(self._client)))
+
+    def begin_episode(self) -> None:
+        """Open an episode here without a reset or a step (a rollout whose env was never called):
+        the steps after this are its steps."""
+        self._open_run()
+        self._rec.end("reset")
+        self._rec.start_without_reset()
+
+    def reset(self, **kwargs: Any) -> StepResult:
+        self._open_run()
         t0 = time.perf_counter()
         result = self._client.reset(**kwargs)
         latency = (time.perf_counter() - t0) * 1000
@@ -401,17 +257,15 @@ class SyncRecordingEnvClient(_RecordingClient):
         self._rec.on_reset(kwargs, result, latency, state)
         return result
 
-    def begin_episode(self) -> None:
-        """Record an episode from here on without a reset (TRL's environments that step a session
-        they never reset): the steps after this are its steps."""
-        self._rec.store.check()
-        if self._rec.needs_env_info:
-            self._rec.open_run(fetch_env_info(self._client.base_url, _headers(self._client)))
-        self._rec.begin_without_reset()
-
     def step(self, action: Any, *args: Any, **kwargs: Any) -> StepResult:
-        if self._rec.auto_begin and self._rec.episode_id is None:
-            self.begin_episode()
+        if self._rec.episode_id is None:  # no episode open: it starts here, without a reset
+            self._open_run()
+            payload = self._rec.client._step_payload(action)
+            t0 = time.perf_counter()
+            result = self._client.step(action, *args, **kwargs)
+            latency = (time.perf_counter() - t0) * 1000
+            self._rec.first_step(payload, result, latency, self._client.state() if self._rec.capture_state else None)
+            return result
         wire = self._rec.wire_ready()
         if wire is not None:  # the fast path: the wire texts go to the journal as they are
             t0 = time.perf_counter()
@@ -481,10 +335,21 @@ def record(
             crash loses up to N - 1 steps.
 
     Returns:
-        a ``RecordingEnvClient`` (async) or ``SyncRecordingEnvClient`` with the client's methods.
+        a ``RecordingEnvClient`` (called as the client is: sync or async) or, for a blocking client,
+        a ``SyncRecordingEnvClient``.
     """
-    rec = _Recorder(client, store, label=label, source=source, env_name=env_name, provider=provider, image=image,
-                    info=info, capture_state=capture_state, commit_every=commit_every)  # fmt: skip
+    rec = Recorder(
+        client,
+        store,
+        label=label,
+        source=source,
+        env_name=env_name,
+        provider=provider,
+        image=image,
+        info=info,
+        capture_state=capture_state,
+        commit_every=commit_every,
+    )
     if isinstance(client, EnvClient):  # its step is sync or async by caller: go by how it is used
         if client._sync_bound():
             rec.client = client = client.sync()

@@ -45,7 +45,8 @@ class EpisodeRecord:
     total_reward: float | None
     done: bool
     notes: str | None = None
-    reset_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: ``None``: the episode started at a step, with no reset (a 0.10-style client on a fresh session)
+    reset_kwargs: dict[str, Any] | None = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     run: RunRecord | None = None
     parent_episode_id: str | None = None

@@ -84,7 +84,7 @@ class _Checker:
         return RerunReport(self.episode_id, self.compared)
 
 
-def _plan(store: EpisodeStore, episode_id: str) -> tuple[dict[str, Any], Iterator[StepRecord]]:
+def _plan(store: EpisodeStore, episode_id: str) -> tuple[dict[str, Any] | None, Iterator[StepRecord]]:
     episode = store.get_episode(episode_id)
     return episode.reset_kwargs, store.iter_steps(episode_id)
 
@@ -106,6 +106,8 @@ async def rerun(
     checker = _Checker(episode_id)
     for recorded in steps:
         if recorded.index == 0:
+            if kwargs is None:  # started without a reset: the fresh session is stepped as it was
+                continue
             result = await client.reset(**kwargs)
         else:
             action = recorded.action if make_action is None else make_action(recorded.action or {})
@@ -127,6 +129,8 @@ def rerun_sync(
     checker = _Checker(episode_id)
     for recorded in steps:
         if recorded.index == 0:
+            if kwargs is None:
+                continue
             result = client.reset(**kwargs)
         else:
             action = recorded.action if make_action is None else make_action(recorded.action or {})

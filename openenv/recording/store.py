@@ -14,6 +14,7 @@ re-exported here as methods) use pooled connections and never block the writer u
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -35,10 +36,11 @@ from .engine import (
     raw_sqlite_transaction,
     write_transaction,
 )
-from .errors import EpisodeNotFoundError
+from .errors import EpisodeNotFoundError, RecordingError, StoreFullError
 from .journal import StepJournal, drain_local, no_drain, recover, track_for_fork
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
+from .readonly import read_only_engine, read_only_refusal, should_open_read_only
 from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
 from .tokens import pack as pack_tokens
@@ -47,6 +49,7 @@ from .training_runs import TrainingRunsMixin, training_values
 __all__ = ["EpisodeStore", "new_id"]
 
 T = TypeVar("T")
+log = logging.getLogger("openenv.recording")
 _EP = Episode.__table__
 _STEP = Step.__table__
 _CHUNK = StepChunk.__table__
@@ -78,16 +81,25 @@ class EpisodeStore(TrainingRunsMixin):
         self._runs: dict[str, tuple[str, str, str | None]] = {}  # runs created through the journal
         self.journaled = journal and self.dialect == "sqlite"
         self._key = os.path.realpath(self.engine.url.database or "") if self.dialect == "sqlite" else ""
+        self.read_only = False  # a full disk at open: reads only (``readonly.py``)
         try:
             self.write(ensure_schema, what=f"open store {self._display()}")
             if self.dialect == "sqlite":
                 enable_wal(self.engine, self._display())
                 key = self._key
                 event.listen(self.engine, "engine_connect", lambda _conn: drain_local(key))
-                recover(key, self)
+                try:
+                    recover(key, self)
+                except StoreFullError:  # no room to replay: the journals wait for an open that has some
+                    log.warning("%s: step journals not replayed: the disk is full", self._display())
                 track_for_fork(self)
-        except BaseException:
+        except RecordingError as exc:
             self.close()  # refused (corrupt, newer, unreachable): release every connection
+            if self.dialect != "sqlite" or not should_open_read_only(self._key, exc):
+                raise
+            self.engine, self.read_only = read_only_engine(self._key, self._display()), True
+        except BaseException:
+            self.close()
             raise
 
     def _display(self) -> str:
@@ -147,6 +159,8 @@ class EpisodeStore(TrainingRunsMixin):
         if self._pid != os.getpid():  # forked: never share the parent's connection
             self._writer, self._pid = None, os.getpid()
             self.engine.dispose(close=False)
+        if self.read_only:
+            raise read_only_refusal(self._display())
         if self._writer is None:
             with guarded(f"connect to {self._display()}"), no_drain():
                 self._writer = self.engine.connect().execution_options(openenv_begin="IMMEDIATE")
@@ -212,15 +226,19 @@ class EpisodeStore(TrainingRunsMixin):
         replaces: str | None = None,
         journaled: bool = False,
         training: dict[str, Any] | None = None,
+        reset: bool = True,
     ) -> str:
         """Insert an episode and its reset observation (step 0); returns the episode id.
 
         ``replaces``: an episode of the same client to end with reason ``reset`` (same transaction).
         ``journaled``: as for ``create_run``, for a run this store created with ``journaled=True``.
         ``training``: its training run, step, group and index (``training_runs.TRAINING_COLUMNS``).
+        ``reset=False``: the episode started at a step, with no reset before it (a 0.10-style client
+        stepping a fresh session): ``reset_kwargs`` is stored as ``null`` and step 0 holds no
+        observation.
         """
         kwargs = dict(reset_kwargs or {})
-        seed = kwargs.get("seed")
+        seed = kwargs.get("seed") if reset else None
         now = time.time()
         eid = episode_id or new_id()
         step0 = step_rows.make_step_row(
@@ -229,7 +247,7 @@ class EpisodeStore(TrainingRunsMixin):
         episode = {
             "id": eid,
             "run_id": run_id,
-            "reset_kwargs": dumps(kwargs),
+            "reset_kwargs": dumps(kwargs) if reset else "null",
             "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
             "started_at": now,
             "ended_at": now if done else None,
@@ -292,7 +310,7 @@ class EpisodeStore(TrainingRunsMixin):
 
     def recover_journals(self) -> int:
         """Replay journals of dead processes (done at open; long-lived readers may call it): rows restored."""
-        return recover(self._key, self) if self.dialect == "sqlite" else 0
+        return recover(self._key, self) if self.dialect == "sqlite" and not self.read_only else 0
 
     def journal_steps(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable and return; on SQLite they reach the journal file now and
@@ -321,6 +339,8 @@ class EpisodeStore(TrainingRunsMixin):
         return self._step_journal().queue({"episode_id": episode_id, "end": reason, "t": time.time()})
 
     def _step_journal(self) -> StepJournal:
+        if self.read_only:
+            raise read_only_refusal(self._display())
         journal = self._journal
         if journal is None or journal.pid != os.getpid():
             with self._lock:

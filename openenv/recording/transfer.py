@@ -85,8 +85,17 @@ def export_jsonl(
     return n
 
 
-def _lines(src: IO[str]) -> Iterator[dict[str, Any]]:
-    for lineno, line in enumerate(src, 1):
+def _lines(src: IO[str] | IO[bytes]) -> Iterator[dict[str, Any]]:
+    """Validated episodes, line by line (bytes lines: orjson checks each one's UTF-8)."""
+    lineno = 0
+    while True:
+        try:
+            line = src.readline()
+        except UnicodeDecodeError as exc:  # a text stream decodes ahead: the line number is approximate
+            raise ExportFormatError(f"near line {lineno + 1}: not UTF-8 text ({exc.reason})", line=lineno + 1) from None
+        if not line:
+            return
+        lineno += 1
         if not line.strip():
             continue
         try:
@@ -120,13 +129,14 @@ def load_episode_dicts(
 
 def import_jsonl(
     store: EpisodeStore,
-    src: str | Path | IO[str],
+    src: str | Path | IO[str] | IO[bytes],
     *,
     on_conflict: Conflict = "skip",
     on_progress: Progress | None = None,
 ) -> ImportResult:
-    """Read episodes written by ``export_jsonl``; episodes before a bad line stay imported."""
+    """Read episodes written by ``export_jsonl`` (text or binary stream); episodes before a bad
+    line stay imported, and a bad line (not JSON, not UTF-8, a wrong field) names its number."""
     if isinstance(src, (str, Path)):
-        with open(src, encoding="utf-8") as f:
+        with open(src, "rb") as f:
             return import_jsonl(store, f, on_conflict=on_conflict, on_progress=on_progress)
     return load_episode_dicts(store, _lines(src), on_conflict=on_conflict, on_progress=on_progress)

@@ -94,7 +94,6 @@ class TrlRecorder:
             elif hasattr(value, "tag_episodes"):
                 clients.append(value)
         for c in clients:
-            c._rec.auto_begin = True  # a session stepped without a reset is an episode too (TRL's echo guide)
             for method in ("reset", "step"):  # an env call that raised makes the rollout's finish reason env_error
                 setattr(c, method, functools.partial(self._watch, instance, getattr(c, method)))
         self._clients[id(instance)] = clients

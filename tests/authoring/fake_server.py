@@ -32,7 +32,7 @@ BREAKS = {
     "random_reset",  # reset ignores the seed
     "random_step",  # steps add noise that the seed does not fix
     "frozen_state",  # step_count never moves
-    "step_before_reset",  # a step before reset is answered with an observation
+    "step_before_reset",  # a step before reset is refused (STEP_BEFORE_RESET) instead of stepping the fresh env
     "uncoded_errors",  # error frames carry no code
     "http_shape",  # HTTP /step answers {"result": ...}
     "after_done",  # a step after done hangs up without a reply
@@ -101,7 +101,7 @@ def fake_server(*breaks: str, max_sessions: int = 2, done_at: int = 2) -> FastAP
                 return error("VALIDATION_ERROR", "bad reset", errors=[{"loc": ["seed"], "msg": "bad"}])
             return {"type": "observation", "data": reset(episode, data)}
         if kind == "step":
-            if not episode.get("reset") and "step_before_reset" not in broken:
+            if not episode.get("reset") and "step_before_reset" in broken:
                 return error("STEP_BEFORE_RESET", "reset first")
             if not isinstance(data, dict) or set(data) - {"n", "metadata"}:
                 return error("VALIDATION_ERROR", "bad action", errors=[{"loc": ["action"], "msg": "bad"}])

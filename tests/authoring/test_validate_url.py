@@ -60,7 +60,7 @@ def test_a_hand_written_server_that_follows_the_protocol_passes_every_check():
         ("random_reset", "ws.seed_determinism", "different first observations"),
         ("random_step", "ws.step_determinism", "different observation at step 1: $.observation.value"),
         ("frozen_state", "ws.reset_step_state", "step_count 0 after 1 step"),
-        ("step_before_reset", "ws.step_before_reset", "expected an error STEP_BEFORE_RESET"),
+        ("step_before_reset", "ws.step_before_reset", "refused a step before reset (STEP_BEFORE_RESET)"),
         ("uncoded_errors", "ws.error_shapes", "expected code INVALID_JSON, got None"),
         ("http_shape", "http.episode", "reply lacks observation, reward, done"),
         ("after_done", "ws.step_after_done", "the server closed the socket"),

@@ -23,7 +23,9 @@ def probe_url() -> Iterator[str]:
 
 
 def test_sessions_name_their_engine(engine_url: str, probe_url: str) -> None:
-    with CaptureServer(llm_url=f"http://127.0.0.1:{free_port()}/v1", port=0) as proxy:  # its own engine is down
+    down_url = f"http://127.0.0.1:{free_port()}"
+    with CaptureServer(llm_url=f"http://127.0.0.1:{free_port()}/v1", port=0,  # its own engine is down
+                       allowed_llm_urls=(engine_url, probe_url, down_url)) as proxy:
         sessions = f"{proxy.base_url}/sessions"
         named = httpx.post(sessions, json={"llm_url": engine_url, "model": "vllm", "api_key": ENGINE_KEY}, timeout=60)
         assert named.status_code == 200, named.text
@@ -51,14 +53,14 @@ def test_sessions_name_their_engine(engine_url: str, probe_url: str) -> None:
 
         for body, status, words in (({"llm_url": "ftp://x"}, 400, "http(s) URL"), ({"llm_url": 5}, 400, "http(s) URL"),
                                     ({"llm_url": engine_url, "model": 3}, 400, "model must be a string"),
-                                    ({"llm_url": f"http://127.0.0.1:{free_port()}", "model": "m"}, 502, "NOT reachable"),
+                                    ({"llm_url": down_url, "model": "m"}, 502, "NOT reachable"),
                                     ({"llm_url": probe_url, "model": "nonexistent"}, 502, "not served")):
             resp = httpx.post(sessions, json=body, timeout=60)
             assert resp.status_code == status and words in resp.json()["error"]["message"], (body, resp.text)
 
 
 def test_named_engines_need_the_admin_key_when_one_is_set(engine_url: str) -> None:
-    with CaptureServer(llm_url=engine_url, port=0, admin_key="adm-1") as proxy:
+    with CaptureServer(llm_url=engine_url, port=0, admin_key="adm-1") as proxy:  # its own engine: always allowed
         refused = httpx.post(f"{proxy.base_url}/sessions", json={"llm_url": engine_url, "model": "vllm"}, timeout=10)
         assert refused.status_code == 401
         ok = httpx.post(f"{proxy.base_url}/sessions", json={"llm_url": engine_url, "model": "vllm", "api_key": ENGINE_KEY},

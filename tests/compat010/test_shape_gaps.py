@@ -34,7 +34,8 @@ def test_http_bodies_and_metadata_match_010(module: str) -> None:
         with serving(ENVS / module) as url:
             reset = httpx.post(f"{url}/reset", json={}, timeout=30).json()
             meta = httpx.get(f"{url}/metadata", timeout=30).json()
-            seen[side] = (sorted(reset), reset.get("metadata", "absent"), meta["description"], meta["version"])
+            seen[side] = (sorted(reset), reset.get("metadata", "absent"), meta["name"], meta["description"],
+                          meta["version"])
     assert seen["ours"] == seen["0.10"]
     assert "metadata" in seen["ours"][0]
 

@@ -78,7 +78,7 @@ def test_env_directory_is_served(process_provider: LocalProcessProvider, tmp_pat
     )
     url = process_provider.start_container(str(env_dir))
     process_provider.wait_for_ready(url, timeout_s=30)
-    assert httpx.get(f"{url}/metadata").json()["name"] == "dir-env"
+    assert httpx.get(f"{url}/metadata").json()["name"] == "echo"  # the env's own get_metadata, as on 0.10
 
 
 def test_requested_port_already_taken(process_provider: LocalProcessProvider) -> None:

@@ -74,12 +74,16 @@ def test_bad_frames_get_coded_errors_and_the_session_stays_open(echo_url, frame,
         assert ok["data"]["observation"]["echoed_message"] == "still here"
 
 
-def test_odd_reset_kwargs_are_dropped_and_step_before_reset_is_refused(echo_url):
+def test_odd_reset_kwargs_are_dropped_and_step_before_reset_steps_the_fresh_env(echo_url):
     with ws(echo_url) as sock:
-        reply = call(sock, {"type": "step", "data": {"message": "early"}})
-        assert reply["data"]["code"] == "STEP_BEFORE_RESET"
+        reply = call(sock, {"type": "step", "data": {"message": "early"}})  # 0.10: the fresh env steps
+        assert reply["type"] == "observation" and reply["data"]["observation"]["echoed_message"] == "early"
+        state = call(sock, {"type": "state"})["data"]
+        assert state["step_count"] == 1 and state["episode_id"]  # an episode started without a reset
         reply = call(sock, {"type": "reset", "data": {"nonsense": {"deep": [1, 2]}, "seed": 1}})
         assert reply["type"] == "observation"
+        after = call(sock, {"type": "state"})["data"]
+        assert after["step_count"] == 0 and after["episode_id"] != state["episode_id"]
 
 
 def test_oversized_message_gets_an_error_not_a_dropped_session():

@@ -30,7 +30,7 @@ def test_play_a_verifiers_env_in_the_studio(sc: StudioClient, studio_data: Path)
     assert sc.post("/envs/catalogue", {"target": target}).status_code == 200
     rid = sc.launch(target)
     assert sc.wait_launch(rid).find("div").attrs["data-status"] == "running"
-    resp = sc.http.get(f"/play/{rid}")
+    resp = sc.open_play(rid)
     assert resp.status_code == 200
     html, doc = resp.text, page(resp.text)
     sid = doc.by_id("env-page").attrs["data-session"]

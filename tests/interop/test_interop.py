@@ -71,7 +71,7 @@ def test_our_client_sees_the_published_capacity_error(published_server):
 
 def test_validate_passes_the_published_server(roomy_published_server: str) -> None:
     """``openenv validate URL`` holds a foreign server to the published protocol: our stricter
-    answers (STEP_BEFORE_RESET, validated WebSocket reset kwargs, 400 INVALID_JSON) are checked
+    answers (validated WebSocket reset kwargs, 400 INVALID_JSON) are checked
     only on servers that announce themselves with ``x-openenv-features``."""
     from openenv.core.testing import run_wire_checks
 
@@ -79,7 +79,7 @@ def test_validate_passes_the_published_server(roomy_published_server: str) -> No
     assert report.ok, report.format_text()
     statuses = {r.name: r.status for r in report.results}
     assert statuses["ws.reset_step_state"] == statuses["ws.error_shapes"] == "pass"
-    assert statuses["ws.step_before_reset"] == "skip"
+    assert statuses["ws.step_before_reset"] == "pass"  # it steps the fresh env, as we do now
 
 
 def test_recording_a_published_server_stores_its_steps(roomy_published_server: str, tmp_path) -> None:

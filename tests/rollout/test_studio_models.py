@@ -118,7 +118,7 @@ def test_bad_run_input_is_a_clear_error(sc: StudioClient, echo_rid: str, model_u
 def test_takeover_in_play_records_who_acted(sc: StudioClient, echo_rid: str, model_url: str,
                                             studio: tuple[str, Path]) -> None:  # fmt: skip
     _save_endpoint(sc, "taker", model_url, "echo")
-    html = sc.http.get(f"/play/{echo_rid}").text
+    html = sc.open_play(echo_rid).text
     play = page(html)
     sid = play.find("div", id="env-page").attrs["data-session"]
     assert play.find("section", id="takeover") is not None
@@ -148,7 +148,7 @@ def test_takeover_in_play_records_who_acted(sc: StudioClient, echo_rid: str, mod
 
 def test_take_back_stops_the_model(sc: StudioClient, echo_rid: str, model_url: str) -> None:
     _save_endpoint(sc, "slow taker", model_url, "slow-0.5")
-    sid = sc.page(f"/play/{echo_rid}").find("div", id="env-page").attrs["data-session"]
+    sid = page(sc.open_play(echo_rid).text).find("div", id="env-page").attrs["data-session"]
     sc.post(f"/play/s/{sid}/reset", {})
     node = fragment(sc.post(f"/play/s/{sid}/model", {"endpoint": "slow taker", "steps": "50"}).text)
     assert node.find("section", id="takeover").attrs["data-status"] == "running"

@@ -72,6 +72,16 @@ class StudioClient:
         h = {"X-CSRF-Token": self.csrf, **(HX if htmx else {}), **headers}
         return self.http.post(path, data=data or {}, headers=h)
 
+    def open_play(self, rid: str, query: str = "") -> httpx.Response:
+        """The Play page ``/play/<rid><query>`` as a browser gets it: when it has no open session, the
+        page's start form is submitted (``POST /play/<rid>``, what its script does) and followed."""
+        resp = self.http.get(f"/play/{rid}{query}")
+        if 'id="play-start-form"' not in resp.text:
+            return resp
+        fields = dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)"', resp.text))
+        self.csrf = fields.get("csrf_token", self.csrf)
+        return self.http.post(f"/play/{rid}", data=fields, follow_redirects=True)
+
     def entry_key(self, target: str) -> str:
         row = self.page("/envs").find("tr", data_target=target)
         assert row is not None, f"{target} not in the catalogue"

@@ -105,7 +105,7 @@ def test_two_rollouts_of_one_seed_compare_actions_and_model_calls(sc: StudioClie
 
 def test_studio_play_and_capture_episodes_compare(sc: StudioClient, echo_rid: str, echo_url: str,
                                                   studio_data: Path) -> None:  # fmt: skip
-    resp = sc.http.get(f"/play/{echo_rid}")
+    resp = sc.open_play(echo_rid)
     html = resp.text
     sid = page(html).by_id("env-page").attrs["data-session"]
 

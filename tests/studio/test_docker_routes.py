@@ -43,7 +43,7 @@ def _launch(sc: StudioClient, image: str, provider: str, **options: str) -> str:
 
 
 def _play_one_step(sc: StudioClient, rid: str, message: str) -> None:
-    html = sc.http.get(f"/play/{rid}").text
+    html = sc.open_play(rid).text
     sid = html.split('data-session="', 1)[1].split('"', 1)[0]
     assert sc.post(f"/play/s/{sid}/reset", {"mode": "form"}).status_code == 200
     resp = sc.post(f"/play/s/{sid}/step", {"a.message": message})

@@ -151,7 +151,7 @@ def test_unknown_episode(sc: StudioClient) -> None:
 
 
 def _played_episode(sc: StudioClient, echo_rid: str, messages: list[str]) -> str:
-    html = sc.http.get(f"/play/{echo_rid}").text
+    html = sc.open_play(echo_rid).text
     sid = html.split('data-session="', 1)[1].split('"', 1)[0]
     sc.post(f"/play/s/{sid}/reset", {"mode": "form"})
     for m in messages:

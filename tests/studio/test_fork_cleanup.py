@@ -28,7 +28,7 @@ def drift_rid(studio_url: str) -> Iterator[str]:
         sc = StudioClient(http)
         sc.page("/envs")
         assert sc.post("/envs/attach", {"url": url}).status_code == 200
-        row = sc.page("/envs").find("tr", data_name="drift")
+        row = sc.page("/envs").find("tr", data_name="DriftEnvironment")  # /metadata's name, as on 0.10
         assert row is not None
         yield row.attrs["data-runtime"]
 

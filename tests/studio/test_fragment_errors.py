@@ -46,6 +46,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "models_run_cancel": (f"/models/runs/{GONE}/cancel", (), True),
     "play_model_start": ("/play/s/{sid}/model", ("endpoint", "steps"), True),
     "play_model_takeback": ("/play/s/{sid}/takeback", (), True),
+    "play_open": ("/play/{rid}", ("session", "episode"), False),
 }
 
 
@@ -82,7 +83,7 @@ def test_every_post_route_is_covered() -> None:
 
 @pytest.fixture()
 def ids(sc: StudioClient, echo_rid: str) -> dict[str, str]:
-    html = sc.http.get(f"/play/{echo_rid}").text
+    html = sc.open_play(echo_rid).text
     sid = page(html).by_id("env-page").attrs["data-session"]
     assert sc.post(f"/play/s/{sid}/reset", {"mode": "form"}).status_code == 200
     resp = sc.post(f"/play/s/{sid}/step", {"a.message": "hi"})

@@ -35,7 +35,7 @@ def _tool_form(html: str, name: str) -> tuple[str, dict[str, list[str]]]:
 
 
 def test_tools_are_played_and_recorded(sc: StudioClient, toolbox_rid: str, studio_data: Path) -> None:
-    resp = sc.http.get(f"/play/{toolbox_rid}")
+    resp = sc.open_play(toolbox_rid)
     assert resp.status_code == 200
     sid = page(resp.text).by_id("env-page").attrs["data-session"]
     try:
@@ -71,7 +71,7 @@ def test_tools_are_played_and_recorded(sc: StudioClient, toolbox_rid: str, studi
 
 
 def test_a_plain_env_shows_no_tools(sc: StudioClient, echo_rid: str) -> None:
-    resp = sc.http.get(f"/play/{echo_rid}")
+    resp = sc.open_play(echo_rid)
     sid = page(resp.text).by_id("env-page").attrs["data-session"]
     try:
         panel = sc.http.get(f"/play/s/{sid}/mcp/tools", headers={"HX-Request": "true"})
@@ -81,7 +81,7 @@ def test_a_plain_env_shows_no_tools(sc: StudioClient, echo_rid: str) -> None:
 
 
 def test_the_envs_view_and_its_buttons(sc: StudioClient, toolbox_rid: str, studio_data: Path) -> None:
-    resp = sc.http.get(f"/play/{toolbox_rid}")
+    resp = sc.open_play(toolbox_rid)
     sid = page(resp.text).by_id("env-page").attrs["data-session"]
     try:
         before = sc.http.get(f"/play/s/{sid}/view", headers={"HX-Request": "true"})

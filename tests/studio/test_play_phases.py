@@ -32,7 +32,7 @@ class Tab:
     """One Play page: its session and forms."""
 
     def __init__(self, sc: StudioClient, rid: str, query: str = "") -> None:
-        resp = sc.http.get(f"/play/{rid}{query}")
+        resp = sc.open_play(rid, query)
         assert resp.status_code == 200, resp.text[:500]
         self.sc, self.html, self.doc = sc, resp.text, page(resp.text)
         self.sid = self.doc.by_id("env-page").attrs["data-session"]

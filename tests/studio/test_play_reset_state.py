@@ -43,7 +43,7 @@ def _names(form) -> set[str]:  # noqa: ANN001 - a parsed Node
 def test_play_has_the_same_reset_form_as_web_and_a_state_panel(sc: StudioClient, zoo_url: str) -> None:
     rid = attach(sc, zoo_url)
     web = parse(httpx.get(zoo_url + "/web", trust_env=False).text)
-    resp = sc.http.get(f"/play/{rid}")
+    resp = sc.open_play(rid)
     assert resp.status_code == 200
     doc = page(resp.text)
     sid = doc.by_id("env-page").attrs["data-session"]
@@ -81,7 +81,7 @@ def test_play_has_the_repl_servers_own_reset_form(sc: StudioClient) -> None:
         rid = attach(sc, url)
         try:
             web = parse(httpx.get(url + "/web", trust_env=False).text)
-            resp = sc.http.get(f"/play/{rid}")
+            resp = sc.open_play(rid)
             doc = page(resp.text)
             sid = doc.by_id("env-page").attrs["data-session"]
             fields = _names(doc.by_id("reset-form")) - {"csrf_token"}

@@ -36,7 +36,7 @@ class PlayTab:
 
 @pytest.fixture()
 def tab(sc: StudioClient, echo_rid: str) -> Iterator[PlayTab]:
-    resp = sc.http.get(f"/play/{echo_rid}")
+    resp = sc.open_play(echo_rid)
     assert resp.status_code == 200
     doc = page(resp.text)
     t = PlayTab(sc, resp.text, doc, doc.by_id("env-page").attrs["data-session"])

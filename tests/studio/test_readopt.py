@@ -34,7 +34,7 @@ def test_restart_readopts_living_and_marks_dead(tmp_path: Path) -> None:
             assert row.attrs["data-status"] == "running" and "re-adopted" in row.text()
             assert row.find("td", class_="health").text().strip() == "healthy"
             new_rid = row.attrs["data-runtime"]
-            assert sc.http.get(f"/play/{new_rid}").status_code == 200
+            assert sc.open_play(new_rid).status_code == 200
             sc.http.close()
 
         (info,) = LocalProcessProvider.list_runtimes(project="readopt-test", data_dir=settings.runtimes_dir)

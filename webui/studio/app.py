@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openenv.core.errors import OpenEnvError
+from openenv.core.origin_policy import OriginGuard
 from openenv.recording import EpisodeStore
 from webui import assets
 from webui.fragment_errors import describe
@@ -29,7 +30,7 @@ from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
 from webui.studio.routes import compare, envs, episodes, forks, models, play, sessions, tokens
-from webui.studio.security import LoopbackHostGuard, TimingMiddleware, TokenGate, check_csrf, new_secret
+from webui.studio.security import NoFraming, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
 
@@ -91,6 +92,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.csrf_secret = new_secret()
     app.state.settings = settings
+    app.state.origin_policy = settings.origin_policy()
     guard = [Depends(check_csrf)]
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
@@ -116,7 +118,7 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         app.add_exception_handler(kind, _error)
 
     app.add_middleware(TokenGate, token=settings.token)
-    if settings.token is None:
-        app.add_middleware(LoopbackHostGuard)
+    app.add_middleware(OriginGuard, policy=app.state.origin_policy)  # Host and Origin, before the token
+    app.add_middleware(NoFraming)  # also on the 403s above
     app.add_middleware(TimingMiddleware)
     return app

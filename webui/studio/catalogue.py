@@ -24,6 +24,15 @@ __all__ = ["Catalogue", "DockerStatus", "Entry", "probe_docker"]
 
 IMAGE_LABEL = "io.openenv.build-hash"
 _MODULE_APP = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+MAX_TARGET_CHARS = 1024
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, false for a name the system refuses (too long, a NUL byte...)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 _DOCKER_TTL_S = 15.0
 
 
@@ -138,6 +147,8 @@ class Catalogue:
         target = target.strip()
         if not target:
             raise CatalogueError("Enter an env directory, a module:app path or verifiers:MODULE.")
+        if len(target) > MAX_TARGET_CHARS:
+            raise CatalogueError(f"A target is at most {MAX_TARGET_CHARS} characters (this one has {len(target)}).")
         path = Path(target).expanduser()
         if target.startswith(LIVE_PREFIXES):
             from openenv.importers.live import parse_args, parse_target
@@ -149,7 +160,7 @@ class Catalogue:
             except TargetError as exc:
                 raise CatalogueError(str(exc)) from exc
             kind = "imported"
-        elif path.is_dir():
+        elif _is_dir(path):
             try:
                 resolve_target(str(path))
             except TargetError as exc:

@@ -5,6 +5,9 @@
 * ``check_csrf`` (dependency on every state-changing route): the per-process secret must come back
   in the ``X-CSRF-Token`` header (htmx sends it via ``hx-headers``), a ``csrf_token`` form field or
   query parameter; a browser ``Origin`` (or ``Sec-Fetch-Site: cross-site``) from elsewhere is refused.
+
+``Host`` and ``Origin`` are checked for every request by ``openenv.core.origin_policy.OriginGuard``
+(the studio's ``allow_hosts`` / ``allow_origins`` settings).
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import secrets
 import time
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from fastapi import HTTPException
 from starlette.requests import Request
 
-__all__ = ["COOKIE", "CSRF_HEADER", "LoopbackHostGuard", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
+from openenv.core.origin_policy import OriginPolicy
+
+__all__ = ["COOKIE", "CSRF_HEADER", "NoFraming", "TimingMiddleware", "TokenGate", "check_csrf", "new_secret"]
 
 COOKIE = "openenv_studio_token"
 CSRF_HEADER = "X-CSRF-Token"
@@ -85,27 +90,26 @@ class TokenGate:
         await self.app(scope, receive, send_with_cookie)
 
 
-class LoopbackHostGuard:
-    """Without a token, answer only requests addressed to a loopback name (``Host``), so a web
-    page cannot reach the studio through a DNS name rebound to 127.0.0.1."""
+class NoFraming:
+    """No studio page may be framed by another page (clickjacking Stop, Delete, Launch):
+    ``X-Frame-Options: DENY`` and CSP ``frame-ancestors 'none'`` on every answer."""
+
+    _HEADERS = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"))
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not _loopback_host(scope):
-            await send({"type": "http.response.start", "status": 421,
-                        "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
-            await send({"type": "http.response.body",
-                        "body": b"This studio only answers requests addressed to 127.0.0.1 or localhost."})
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
 
+        async def framed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self._HEADERS]}
+            await send(message)
 
-def _loopback_host(scope: dict[str, Any]) -> bool:
-    host = next((v.decode("latin-1") for k, v in scope.get("headers") or [] if k == b"host"), "")
-    name = urlsplit(f"//{host}").hostname or ""
-    return name == "localhost" or name.startswith("127.") or name == "::1" or host == ""
+        await self.app(scope, receive, framed)
 
 
 class TimingMiddleware:
@@ -131,13 +135,8 @@ class TimingMiddleware:
 
 
 def _origin_ok(request: Request) -> bool:
-    if request.headers.get("sec-fetch-site") == "cross-site":
-        return False
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin is None
-    host = request.headers.get("host", "")
-    return urlsplit(origin).netloc == host
+    policy = getattr(request.app.state, "origin_policy", None) or OriginPolicy()
+    return policy.origin_ok({k.lower(): v for k, v in request.headers.items()})
 
 
 async def check_csrf(request: Request) -> None:

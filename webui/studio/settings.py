@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server.auth import is_loopback
+from openenv.core.origin_policy import OriginPolicy
 from openenv.recording.default_store import default_store_target, xdg_studio_dir
 from webui.studio.errors import SettingsError
 
@@ -49,6 +50,10 @@ def _optional(text: str) -> str | None:
     return text or None
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("host", "127.0.0.1", "Address to bind; anything but loopback requires a token.", str),
     Setting("port", 8000, "Port to bind.", int),
@@ -69,6 +74,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("play_idle_s", 900.0, "Seconds before an idle Play session is closed.", float),
     Setting("stale_session_s", 60.0, "Seconds idle after which an env's session is flagged: its client may be gone.",
             float),
+    Setting("allow_hosts", (), "Extra names the studio answers as its Host (comma-separated; see docs/security.md).",
+            _names),
+    Setting("allow_origins", (), "Other web origins allowed to post to the studio (comma-separated).", _names),
 )
 
 
@@ -89,6 +97,8 @@ class StudioSettings:
     log_lines: int = 200
     play_idle_s: float = 900.0
     stale_session_s: float = 60.0
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
 
     @property
     def database_target(self) -> str:
@@ -99,6 +109,10 @@ class StudioSettings:
     @property
     def runtimes_dir(self) -> Path:
         return self.data_dir / "runtimes"
+
+    def origin_policy(self) -> OriginPolicy:
+        """The Host/Origin policy (``openenv.core.origin_policy``) from ``allow_*`` and ``host``."""
+        return OriginPolicy.build(self.allow_hosts, self.allow_origins, bind_host=self.host)
 
 
 def load_settings(
@@ -150,3 +164,7 @@ def _validate(s: StudioSettings) -> None:
     for name in ("launch_timeout_s", "play_idle_s", "stale_session_s"):
         if getattr(s, name) <= 0:
             raise SettingsError(f"{name} must be positive", setting=name)
+    try:
+        s.origin_policy()
+    except ValueError as exc:
+        raise SettingsError(f"allow_origins: {exc}", setting="allow_origins") from None

@@ -25,8 +25,8 @@ from openenv.core.errors import (
     ActionValidationError,
     EnvBusyError,
     EnvExecutionError,
-    LifecycleError,
     OpenEnvError,
+    StepInterruptedError,
     StepTimeoutError,
 )
 
@@ -135,16 +135,25 @@ class Dispatcher:
     # -- public operations ----------------------------------------------------------------
 
     async def reset(self, session: Session, data: dict[str, Any], *, timeout_s: float | None = None) -> dict[str, Any]:
-        """Start an episode; ``data`` holds seed/episode_id and env-specific kwargs."""
+        """Start an episode; ``data`` holds seed/episode_id and env-specific kwargs.
+
+        A step still running on the session's own environment is interrupted first (an async
+        step is cancelled; a sync one left running in its thread gets the environment replaced
+        by a fresh one from the factory, see ``_drain_pending``), so a reset answers within its
+        own deadline even after a step that never ends.
+        """
         kwargs = self._reset_kwargs(session.env, data)
         episode_id = kwargs.get("episode_id") or Environment.new_episode_id()
-        env = session.env
-        use_async = _traits(type(env)).async_reset
-        call_kwargs = self._filter(type(env), "reset_async" if use_async else "reset", kwargs)
+        session.interrupt("interrupted by a reset on the same session")
+        env_cls = type(session.env)
+        use_async = _traits(env_cls).async_reset
+        call_kwargs = self._filter(env_cls, "reset_async" if use_async else "reset", kwargs)
+        # ``session.env`` is read once the lock is held: a renewed environment is the one reset
         if use_async:
-            obs = await self._run(session, lambda: env.reset_async(**call_kwargs), None, timeout_s)
+            obs = await self._run(session, lambda: session.env.reset_async(**call_kwargs), None, timeout_s,
+                                  renew=True)
         else:
-            obs = await self._run(session, None, lambda: env.reset(**call_kwargs), timeout_s)
+            obs = await self._run(session, None, lambda: session.env.reset(**call_kwargs), timeout_s, renew=True)
         session.episode_id, session.step_count = episode_id, 0
         session.reset_done = True
         payload = observation_to_wire(obs, nest_metadata=self.nest_metadata)
@@ -164,12 +173,17 @@ class Dispatcher:
     ) -> dict[str, Any]:
         """Validate and apply one action; ``kwargs`` (HTTP body keys, as 0.10) go to a step that accepts them.
 
+        A step on a session never reset steps the fresh environment, as 0.10 does (TRL's echo
+        example never resets): the session's episode then starts without a reset (a new episode id,
+        step count from 0). ``require_reset=False`` (a throwaway HTTP session, MCP routes) leaves
+        the session's episode bookkeeping alone.
+
         ``expect``: the observation class the step must return (MCP-style ``tools/list`` and
         ``tools/call``), else :class:`UnexpectedObservation`.
         """
-        if require_reset and not session.reset_done and not self.codec.is_mcp_request(action_data):
-            raise LifecycleError("Step before reset: call reset first to start an episode")
         action = self.codec.parse(action_data)
+        if not session.reset_done and require_reset and not self.codec.is_mcp_request(action_data):
+            self._begin_without_reset(session)
         env = session.env
         deadline = self._deadline(timeout_s)
         traits = _traits(type(env))
@@ -179,9 +193,9 @@ class Dispatcher:
             method = "step_async" if traits.async_step else "step"
             extra = {**self._filter(type(env), method, {k: v for k, v in kwargs.items() if k != "timeout_s"}), **extra}
         if traits.async_step or "step_async" in getattr(env, "__dict__", ()):  # 0.10 honours an instance's own
-            obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline)
+            obs = await self._run(session, lambda: env.step_async(action, **extra), None, deadline, interruptible=True)
         else:
-            obs = await self._run(session, None, lambda: env.step(action, **extra), deadline)
+            obs = await self._run(session, None, lambda: env.step(action, **extra), deadline, interruptible=True)
         if expect is not None and not isinstance(obs, expect):
             raise UnexpectedObservation(f"returned {type(obs).__name__}, expected {expect.__name__}")
         session.step_count += 1
@@ -300,20 +314,30 @@ class Dispatcher:
         make_coro: Callable[[], Awaitable[Any]] | None,
         sync_call: Callable[[], Any] | None,
         timeout_s: float | None,
+        *,
+        interruptible: bool = False,
+        renew: bool = False,
     ) -> Any:
-        """Run one env call under the session lock and a deadline, translating failures."""
+        """Run one env call under the session lock and a deadline, translating failures.
+
+        ``interruptible``: a step, which ``Session.interrupt`` (a reset) may end; ``renew``: a
+        reset, which replaces an environment still busy with an abandoned call (owned sessions).
+        """
         timeout_s = self._deadline(timeout_s)
         async with session.lock:
             if session.pending is not None:
-                await self._drain_pending(session, timeout_s)
+                await self._drain_pending(session, timeout_s, renew=renew)
             session.busy = True
+            task = asyncio.current_task() if interruptible else None
+            if task is not None:
+                session.running, session.interrupted = task, None
             try:
                 if make_coro is not None:
                     return await session.deadline.run(make_coro(), timeout_s)
                 fut = asyncio.get_running_loop().run_in_executor(self.executor, sync_call)
                 try:
                     return await session.deadline.run(asyncio.shield(fut), timeout_s)
-                except TimeoutError:
+                except (TimeoutError, asyncio.CancelledError):  # the thread runs on: remember it
                     session.pending = fut
                     fut.add_done_callback(_consume_result)
                     raise
@@ -321,18 +345,35 @@ class Dispatcher:
                 raise StepTimeoutError(
                     f"The environment did not answer within {timeout_s:g} s", timeout_s=timeout_s
                 ) from None
+            except asyncio.CancelledError:
+                if task is None or session.interrupted is None:
+                    raise
+                reason, session.interrupted = session.interrupted, None
+                task.uncancel()
+                raise StepInterruptedError(f"The step was {reason}; its result was discarded") from None
             except OpenEnvError:
                 raise
             except Exception as exc:
                 log.exception("environment raised")
                 raise EnvExecutionError(safe_error_text(exc)) from None
             finally:
+                if task is not None:
+                    if session.interrupted is not None:  # finished before the interruption landed
+                        session.interrupted = None
+                        task.uncancel()
+                    session.running = None
                 session.busy = False
                 session.touch()
 
-    async def _drain_pending(self, session: Session, timeout_s: float | None) -> None:
+    async def _drain_pending(self, session: Session, timeout_s: float | None, *, renew: bool = False) -> None:
+        """Settle a call that overran (or was interrupted) and still runs in its thread: a reset on a
+        session that owns its environment swaps in a fresh one (``renew``); anything else waits a
+        bounded time for it, then answers ``ENV_BUSY``."""
         pending = session.pending
         if pending is None:
+            return
+        if not pending.done() and renew and session.renew is not None:
+            await session.renew()
             return
         if not pending.done():
             try:
@@ -344,6 +385,14 @@ class Dispatcher:
             except Exception:  # its outcome was already reported to the caller as a timeout
                 log.debug("late outcome of an overrun call", exc_info=True)
         session.pending = None
+
+    @staticmethod
+    def _begin_without_reset(session: Session) -> None:
+        """Open the session's episode at its first step when no reset came before it."""
+        session.episode_id, session.step_count = Environment.new_episode_id(), 0
+        session.reset_done = True
+        log.debug("session %s stepped before any reset: episode %s starts without a reset", session.id,
+                  session.episode_id)
 
     @staticmethod
     def _sync_default_state(session: Session) -> None:

@@ -160,12 +160,11 @@ class HTTPEnvServer(PublishedServerAPI):
         return {"type": "object", "properties": props, "required": required}
 
     async def metadata(self) -> dict[str, Any]:
-        """Environment metadata (built once from an instance)."""
+        """Environment metadata (built once from an instance): the env's ``get_metadata()``, whose
+        default names the class, as on 0.10 (``env_name`` does not rename it: one env module shows
+        as one environment whichever server serves it)."""
         if self._metadata is None:
-            meta = await self._read_metadata()
-            if self.env_name:
-                meta["name"] = self.env_name
-            self._metadata = meta
+            self._metadata = await self._read_metadata()
         return self._metadata
 
     async def _read_metadata(self) -> dict[str, Any]:
@@ -261,6 +260,11 @@ class HTTPEnvServer(PublishedServerAPI):
             if factory_builds_harness_env(self.sessions.factory):  # 0.10's /harness (RFC 005)
                 add_routes(app, build_harness_router(self))
         mcp_hook.install(app, self, self.mode)
+        if not getattr(app.state, "origin_guarded", False):  # Host/Origin policy (openenv.core.origin_policy)
+            from openenv.core.origin_policy import OriginGuard
+
+            app.add_middleware(OriginGuard)
+            app.state.origin_guarded = True
         if getattr(app.state, "env_server", None) is None:
             app.state.env_server = self
         self._join_lifespan(app)

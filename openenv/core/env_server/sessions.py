@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,9 @@ from openenv.core.errors import CapacityError, FactoryError, SessionNotFoundErro
 __all__ = ["Session", "SessionManager"]
 
 log = logging.getLogger("openenv.server")
+# Sessions no connection holds (HTTP ``X-OpenEnv-Session``, ``/mcp`` session/create): when the cap is
+# reached they cannot lock out a connected client, which reclaims the longest idle of them.
+CONNECTIONLESS_KINDS = frozenset({"http", "mcp"})
 
 
 @dataclass(eq=False)
@@ -43,9 +47,23 @@ class Session:
     on_close: Callable[[str], None] | None = None
     attached: bool = False  # a WebSocket joined it with /ws?session_id= (it owns it meanwhile)
     close_when_detached: bool = False  # openenv/session/close arrived while attached
+    running: asyncio.Task | None = None  # the task running a step under ``lock`` (what a reset interrupts)
+    interrupted: str | None = None  # why that step was interrupted
+    renew: Callable[[], Awaitable[None]] | None = None  # a fresh env from the factory (sessions owning theirs)
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
+
+    def interrupt(self, reason: str) -> bool:
+        """End the step running on this session's own environment (a reset arrived): its task is
+        cancelled and the step answers :class:`StepInterruptedError`. False when none runs, or
+        when the environment is shared (another session's step is never ended from here)."""
+        task = self.running
+        if task is None or task.done() or not self.owned or self.interrupted is not None:
+            return False
+        self.interrupted = reason
+        task.cancel()
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -97,7 +115,10 @@ class SessionManager:
         return session
 
     async def create(self, kind: str) -> Session:
-        """Open a session; raises CapacityError or FactoryError."""
+        """Open a session; raises CapacityError or FactoryError. At the cap, a connected kind
+        (``ws``, ``mcp-ws``, ``web``...) closes the longest-idle connectionless session first."""
+        if self.active >= self.max_sessions and kind not in CONNECTIONLESS_KINDS:
+            await self._reclaim_connectionless()
         if self.active >= self.max_sessions:
             raise CapacityError(
                 f"Server at capacity: {self.active}/{self.max_sessions} sessions in use",
@@ -110,8 +131,25 @@ class SessionManager:
         finally:
             self._reserved -= 1
         session = Session(id=uuid.uuid4().hex, kind=kind, env=env, owned=not self.shared_instance)
+        if session.owned:
+            session.renew = functools.partial(self.renew, session)
         self._sessions[session.id] = session
         return session
+
+    async def _reclaim_connectionless(self) -> None:
+        idle = [s for s in self._sessions.values() if s.kind in CONNECTIONLESS_KINDS and not s.busy and not s.attached]
+        if idle:
+            victim = min(idle, key=lambda s: s.last_active)
+            log.warning("server full: closing idle %s session %s for a connected client", victim.kind, victim.id)
+            await self.close(victim.id, reason="Session reclaimed: the server was full and a connected client needed its slot")
+
+    async def renew(self, session: Session) -> None:
+        """Give ``session`` a fresh environment from the factory while its old one still runs an
+        abandoned call: the old one is closed once that call returns, its result discarded."""
+        old, pending = session.env, session.pending
+        session.env = await self.build_env()
+        session.pending = None
+        await self.dispose(old, owned=True, pending=pending)
 
     def any_env(self) -> Any:
         """The environment of some open session, or ``None``."""

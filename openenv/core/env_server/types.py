@@ -78,6 +78,7 @@ class WSErrorCode(str, Enum):
     STEP_BEFORE_RESET = "STEP_BEFORE_RESET"
     TIMEOUT = "TIMEOUT"
     ENV_BUSY = "ENV_BUSY"
+    STEP_INTERRUPTED = "STEP_INTERRUPTED"
 
 
 _MODEL = ConfigDict(extra="forbid", validate_assignment=True, arbitrary_types_allowed=True)

@@ -140,11 +140,16 @@ class _Connection:
             self._recv.add_done_callback(self._on_frame)
 
     def _on_frame(self, task: asyncio.Future) -> None:
-        """A frame (or the disconnect) arrived while being watched: cancel a running call if the peer left."""
+        """A frame (or the disconnect) arrived while being watched: cancel a running call if the
+        peer left; a ``reset`` interrupts a running step (it is handled once the step has ended)."""
         me = self._task
-        if self._call_started is not None and _is_disconnect(task) and me is not None:
+        if self._call_started is None or me is None:
+            return
+        if _is_disconnect(task):
             self._peer_left = True
             me.cancel()
+        elif self.session is not None and _is_reset(task):
+            self.session.interrupt("interrupted by a reset on the same session")
 
     async def handle(self, message: dict[str, Any]) -> bool:
         """Handle one frame; False ends the connection."""
@@ -288,6 +293,18 @@ def _is_disconnect(task: asyncio.Future) -> bool:
     if task.cancelled() or task.exception() is not None:
         return True
     return task.result().get("type") == "websocket.disconnect"
+
+
+def _is_reset(task: asyncio.Future) -> bool:
+    """Whether the received frame is a ``reset`` (parsed again when handled; this is rare)."""
+    text = task.result().get("text")
+    if not text or '"reset"' not in text:
+        return False
+    try:
+        frame = loads(text)
+    except OpenEnvError:
+        return False
+    return isinstance(frame, dict) and frame.get("type") == "reset"
 
 
 def build_ws_router(server: HTTPEnvServer) -> APIRouter:

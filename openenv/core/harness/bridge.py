@@ -131,7 +131,9 @@ class HarnessMCPBridge:
             return self._url  # type: ignore[return-value]
         import uvicorn
 
-        app = self._mcp_server.http_app()
+        from openenv.core.origin_policy import OriginGuard
+
+        app = OriginGuard(self._mcp_server.http_app())  # no web page may call the tools (docs/security.md)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, 0))

@@ -20,7 +20,7 @@ class EchoEnvironment(Environment):
 
     def __init__(self) -> None:
         # Plain attributes, read into an EchoState on demand: a step pays no model validation.
-        self._episode_id: str | None = None
+        self._episode_id: str | None = self.new_episode_id()  # as 0.10's echo: a fresh env can be stepped
         self._step_count = 0
         self._last_message = ""
 

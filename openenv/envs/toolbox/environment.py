@@ -17,7 +17,7 @@ from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
 from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.types import Observation, State
+from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
 
 __all__ = ["Point", "TemperatureUnit", "ToolboxEnvironment"]
 
@@ -119,6 +119,9 @@ class ToolboxEnvironment(MCPEnvironment):
         return self._state
 
     # -- web hooks -------------------------------------------------------------------------
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name="toolbox", description=self.__class__.__doc__ or "", version="1.0")
 
     def render_web(self, observation: dict[str, Any]) -> str | None:
         """The notebook as an HTML list."""

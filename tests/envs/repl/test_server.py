@@ -177,3 +177,40 @@ def test_health_and_metadata_report_the_isolation_in_force(repl_url: str) -> Non
     assert httpx.get(f"{repl_url}/health", timeout=10).json()["isolation"] == expected
     meta = httpx.get(f"{repl_url}/metadata", timeout=10).json()
     assert meta["isolation"] == expected and meta["warm_workers"] == 2
+
+
+def test_reset_ends_a_running_cell_within_the_callers_deadline(repl_url: str) -> None:
+    """A model's endless cell must not lock its user out: reset ends it and starts over at once."""
+    from openenv.core.errors import StepTimeoutError
+
+    with REPLEnv(base_url=repl_url, message_timeout_s=1.0).sync() as env:
+        env.reset()
+        pid = int(env.execute("import os\nos.getpid()").observation.result.stdout)
+        env.execute("x = 1")
+        try:
+            env.execute("import time\ntime.sleep(3)")
+        except StepTimeoutError:
+            pass
+        else:
+            raise AssertionError("the 3 s cell answered within the 1 s deadline")
+        env.reset()  # within the same 1 s deadline: the cell is ended, a fresh worker takes over
+        assert env.execute("'x' in dir()").observation.result.stdout.strip() == "False"
+    assert pid_gone(pid, within_s=GRACE_S + MARGIN_S)
+
+
+def test_reset_over_http_ends_a_running_cell(repl_url: str) -> None:
+    import threading
+
+    h = "X-OpenEnv-Session"
+    sid = httpx.post(repl_url + "/reset", json={}, headers={h: "new"}, timeout=30).headers[h]
+    replies: list[httpx.Response] = []
+    cell = {"action": {"code": "while True:\n    pass"}}
+    stepping = threading.Thread(target=lambda: replies.append(
+        httpx.post(repl_url + "/step", json=cell, headers={h: sid}, timeout=30)))
+    stepping.start()
+    time.sleep(0.5)
+    reset = httpx.post(repl_url + "/reset", json={"context": "again"}, headers={h: sid}, timeout=1.0 + MARGIN_S)
+    assert reset.status_code == 200 and reset.json()["observation"]["context_length"] == 5
+    stepping.join(timeout=10)
+    assert replies[0].status_code == 409 and replies[0].json()["code"] == "STEP_INTERRUPTED"
+    httpx.delete(f"{repl_url}/sessions/{sid}")

@@ -6,6 +6,7 @@ interpreter). Tools are injected as a JSON config file the harness reads at star
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -46,18 +47,27 @@ class FakeHarnessAdapter(AgenticHarnessAdapter):
         self.process = None
         self.ready = None
         self.injected = None
-        self._config_dir = tempfile.mkdtemp(prefix="fake-harness-")
+        self._config_dir = None  # made when a config is written, removed once the harness read it
 
     @property
     def config_path(self):
-        return self.config.mcp_config_path or os.path.join(self._config_dir, "mcp.json")
+        if self.config.mcp_config_path:
+            return self.config.mcp_config_path
+        if self._config_dir is None:
+            self._config_dir = tempfile.mkdtemp(prefix="fake-harness-")
+        return os.path.join(self._config_dir, "mcp.json")
 
-    async def inject_tools(self, tools, bridge_url=None):
-        self.injected = {"mcp_url": bridge_url, "tools": [tool.name for tool in tools]}
+    def _write_config(self):
         with open(self.config_path, "w") as fh:
             json.dump(self.injected, fh)
 
+    async def inject_tools(self, tools, bridge_url=None):
+        self.injected = {"mcp_url": bridge_url, "tools": [tool.name for tool in tools]}
+        self._write_config()
+
     async def start(self, working_directory):
+        if self.injected is not None and not os.path.exists(self.config_path):
+            self._write_config()  # a restart: the previous start's file is gone
         env = {**self.config.env_vars, "FAKE_HARNESS_CONFIG": self.config_path}
         self.process = HarnessProcess(
             self.config.command, cwd=working_directory, env_vars=env,
@@ -74,7 +84,12 @@ class FakeHarnessAdapter(AgenticHarnessAdapter):
                 return True
             return False
 
-        await self.process.start(ready_check=is_ready)
+        try:
+            await self.process.start(ready_check=is_ready)
+        finally:  # the harness reads its config at start-up: nothing is left in the temp dir
+            if self._config_dir is not None:
+                shutil.rmtree(self._config_dir, ignore_errors=True)
+                self._config_dir = None
 
     async def stop(self):
         if self.process is not None:

@@ -94,10 +94,9 @@ def test_served_over_websocket_matches_010(fake_model):
         started = time.monotonic()
         ours = _drive(url)
         took = time.monotonic() - started
-    # A step before any reset is refused by both; our server answers it itself with its own
-    # code (STEP_BEFORE_RESET, for every env), 0.10 lets the env raise (EXECUTION_ERROR).
-    assert "error" in ours[0] and "error" in peer[0]
-    assert ours[1:] == peer[1:]
+    # A step before any reset goes to the fresh env on both (the harness env raises: EXECUTION_ERROR).
+    assert ours == peer
+    assert peer[0] == {"error": "EXECUTION_ERROR"}
     assert peer[8] == {"error": "EXECUTION_ERROR"}  # a step after the crash ended the episode
     assert peer[2]["obs"]["response"] == "echo: hello (turn 1)"
     assert peer[4]["obs"]["response"] == "env_read_file -> remember the milk"

@@ -96,6 +96,24 @@ def test_bridge_serves_the_tools_over_loopback_http():
         assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
 
 
+def test_bridge_refuses_web_pages_and_rebound_names():
+    import httpx
+
+    bridge = HarnessMCPBridge(_mcp())
+    url = bridge.start()
+    try:
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        page = httpx.post(url, content=json.dumps(call), timeout=10,
+                          headers={"Content-Type": "text/plain", "Origin": "http://127.0.0.1:9"})
+        assert page.status_code == 403 and page.json()["code"] == "ORIGIN_NOT_ALLOWED"
+        rebound = httpx.post(url, json=call, headers={"Host": "rebound.example"}, timeout=10)
+        assert rebound.status_code == 403 and rebound.json()["code"] == "HOST_NOT_ALLOWED"
+        names, _ = asyncio.run(_call(url, "add", {"a": 1, "b": 1}))  # the harness's own client: unaffected
+        assert "add" in names
+    finally:
+        bridge.stop()
+
+
 def test_renamed_tools_answer_to_their_injected_names():
     source = _mcp()
     assert asyncio.run(build_bridge_server(source, {})) is source  # nothing renamed: served as is

@@ -4,6 +4,7 @@ is recorded, re-run with divergence report, export, delete, notes and tags."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -87,8 +88,23 @@ async def _export(studio: Studio, fmt: str, stem: str, **selection: Any) -> Resp
         raise StudioError(f"unknown export format {fmt!r}; choose jsonl or parquet")
     media, suffix = FORMATS[fmt]
     exports = studio.settings.data_dir / "exports"
-    exports.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=suffix, dir=exports)
+    for folder in (exports, Path(tempfile.gettempdir())):  # a full data disk: spool where there is room
+        try:
+            path = await _spool(studio, fmt, folder, stem, suffix, selection)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            continue
+        return FileResponse(path, media_type=media, filename=stem + suffix,
+                            background=BackgroundTask(path.unlink, missing_ok=True))
+    raise StudioError("No room on disk to prepare the export: free some space, or run "
+                      "`openenv episodes export -` to stream it.")
+
+
+async def _spool(studio: Studio, fmt: str, folder: Path, stem: str, suffix: str, selection: dict[str, Any]) -> Path:
+    """The export written to a temporary file in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=stem + "-", suffix=suffix, dir=folder)
     path = Path(name)
     try:
         with open(fd, "w", encoding="utf-8") as fh:
@@ -102,8 +118,7 @@ async def _export(studio: Studio, fmt: str, stem: str, **selection: Any) -> Resp
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    return FileResponse(path, media_type=media, filename=stem + suffix,
-                        background=BackgroundTask(path.unlink, missing_ok=True))
+    return path
 
 
 def _episode_context(request: Request, studio: Studio, ep: EpisodeRecord, index: int, *,

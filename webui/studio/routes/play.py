@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from openenv.core.errors import ActionValidationError, OpenEnvError
 from openenv.recording import RecordingError
 from webui.env_views import Editor, Notice, PageViews, form_lists, read_action, read_reset
 from webui.fragment_errors import code_status
-from webui.studio.errors import NotFoundError
+from webui.studio.errors import NotFoundError, StudioError
 from webui.studio.play import PlaySession
 from webui.studio.play_state import PlayRefusedError
 from webui.studio.rendering import is_htmx, page, render_studio
@@ -25,6 +26,7 @@ from webui.studio.state import studio_of
 
 router = APIRouter()
 DETACH_GRACE_S = 15.0
+_MAX_ID = 128
 
 
 def _views(ps: PlaySession) -> PageViews:
@@ -50,26 +52,54 @@ def _ctx(request: Request, ps: PlaySession, *, full: bool = False, **extra: Any)
 @router.get("/play/{rid}", name="play_page")
 async def play_page(request: Request, rid: str) -> Response:
     """A Play page: ``?session=`` re-attaches to that session while it is open (a reload, Back,
-    a second tab, a fork); once it is gone a fresh session opens and the page offers to continue
-    its episode (``?episode=``, or the one it recorded) from the last recorded step."""
+    a second tab, a fork). Without an open one, a page whose button opens a session (``POST``;
+    a GET changes nothing): it presses itself when the studio or the user asked for the page
+    (``Sec-Fetch-Site`` same-origin/none), and offers to continue ``?episode=`` (or the old session's)."""
     studio = studio_of(request)
-    rt = studio.launcher.get(rid)
-    if not rt.live or not rt.base_url:
-        raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
+    rt = _live_runtime(studio, rid)
     sid = request.query_params.get("session", "")
     ps = studio.plays.find(sid, rt.id) if sid else None
-    resume, reason = None, ""
     if ps is None or ps.closed is not None:
-        reason = (f"closed: {ps.closed}" if ps is not None else
-                  "it ended: idle too long, or the studio restarted" if sid else "")
-        previous = (ps.last_episode_id if ps is not None else None) or request.query_params.get("episode", "")
-        ps = await studio.plays.open(rt.id, rt.name, rt.base_url, provider=rt.provider, headers=rt.headers)
-        resume = await asyncio.to_thread(_recorded, studio.store, previous)
-        reason = reason or "this page was opened to continue it"
+        site = request.headers.get("sec-fetch-site")
+        resp = page(request, "studio/play_start.html", nav="envs", rt=rt, old_session=sid,
+                    episode=request.query_params.get("episode", ""), autostart=site in ("same-origin", "none"))
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+    resume, reason = None, ""
+    if request.query_params.get("resume"):
+        resume = await asyncio.to_thread(_recorded, studio.store, request.query_params["resume"])
+        old_sid = request.query_params.get("from", "")
+        old = studio.plays.find(old_sid, rt.id) if old_sid else None
+        reason = (f"closed: {old.closed}" if old is not None and old.closed else
+                  "it ended: idle too long, or the studio restarted" if old_sid else "this page was opened to continue it")
     resp = page(request, "studio/play.html", rt=rt, state=await _state_view(request, ps), resume=resume,
                 resume_reason=reason, **_ctx(request, ps, full=True))
     resp.headers["Cache-Control"] = "no-store"  # Back asks again: the session may have moved on or closed
     return resp
+
+
+@router.post("/play/{rid}", name="play_open")
+async def play_open(request: Request, rid: str) -> Response:
+    """Open a Play session on runtime ``rid`` and show it (303 to its page); form fields
+    ``session`` (the page's old session) and ``episode`` say which recorded episode to offer."""
+    studio = studio_of(request)
+    rt = _live_runtime(studio, rid)
+    form = await request.form()
+    old_sid, episode = str(form.get("session") or ""), str(form.get("episode") or "")
+    if len(old_sid) > _MAX_ID or len(episode) > _MAX_ID:
+        raise StudioError(f"session and episode are ids of at most {_MAX_ID} characters")
+    old = studio.plays.find(old_sid, rt.id) if old_sid else None
+    previous = (old.last_episode_id if old is not None else None) or episode
+    ps = await studio.plays.open(rt.id, rt.name, rt.base_url or "", provider=rt.provider, headers=rt.headers)
+    query = {"session": ps.id, **({"resume": previous} if previous else {}), **({"from": old_sid} if old_sid else {})}
+    return RedirectResponse(f"{request.url_for('play_page', rid=rt.id).path}?{urlencode(query)}", status_code=303)
+
+
+def _live_runtime(studio: Any, rid: str) -> Any:
+    rt = studio.launcher.get(rid)
+    if not rt.live or not rt.base_url:
+        raise NotFoundError(f"{rt.name} is not running ({rt.status}); launch or restart it first.", what="runtime")
+    return rt
 
 
 def _recorded(store: Any, episode_id: str) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from openenv.core.origin_policy import ALLOW_HOSTS_ENV
+
 from .base import LABEL_PREFIX, MANAGED_BY, RuntimeInfo, RuntimeStatus
 from .docker_engine import (
     EngineProvider,
@@ -109,7 +111,9 @@ class LocalDockerProvider(EngineProvider):
                 ),
                 PORT_LABEL: str(container_port),
             },
-            "environment": dict(env_vars or {}),
+            # published on loopback only: the server answers loopback names and IPs, no DNS name
+            # a rebinding page could use (docs/security.md); the caller's env_vars may widen it
+            "environment": {ALLOW_HOSTS_ENV: "localhost", **(env_vars or {})},
             "mem_limit": memory,
             "nano_cpus": int(cpus * 1e9) if cpus else None,
             "pids_limit": pids_limit,

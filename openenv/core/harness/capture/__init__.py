@@ -2,7 +2,8 @@
 
 The implementation is ``openenv.capture`` (see docs/capture.md); these modules give 0.10's names:
 ``graph``, ``validate``, ``contract``, ``detection``, ``sessions``, ``server`` (``create_app``),
-``runner`` (``CaptureServer``), ``upstream`` (``InferenceClient``) and ``validate_llm``
+``runner`` (``CaptureServer``), ``upstream`` (``InferenceClient``, ``training_sampling``...), ``compat``
+(``diagnose``, ``ParamFix``: the edit an engine's 400 asks for) and ``validate_llm``
 (``validate_llm``, ``require_llm``, ``LLMReport``: the live probe of an engine's capture level).
 """
 

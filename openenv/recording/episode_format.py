@@ -27,6 +27,9 @@ Conflict = Literal["skip", "error", "replace"]
 _EPISODE_KEYS = (
     "id", "env_name", "source", "label", "seed", "reset_kwargs", "started_at", "ended_at",
     "end_reason", "step_count", "total_reward", "done", "notes", "parent_episode_id", "fork_step",
+    # schema 5: a training run's rollout (absent in files from before it)
+    "training_run_id", "train_step", "group_id", "group_index", "finish_reason", "trainer_reward",
+    "reward_components", "advantage",
 )  # fmt: skip
 _STEP_KEYS = ("index", "action", "observation", "reward", "done", "metadata", "latency_ms", "t", "state")
 _RUN_KEYS = tuple(c.name for c in EnvRun.__table__.c)
@@ -141,6 +144,7 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
     row = {k: obj.get(k) for k in _EPISODE_KEYS}
     row.update(run_id=run["id"], reset_kwargs=dumps(obj["reset_kwargs"]), done=bool(obj.get("done")))
     row["step_count"] = int(row["step_count"] or 0)
+    row["reward_components"] = None if row["reward_components"] is None else dumps(row["reward_components"])
     conn.execute(insert(ep_table), row)
     steps = [
         {

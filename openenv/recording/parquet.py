@@ -55,6 +55,9 @@ def parquet_schema() -> Any:
         ("done", pa.bool_()), ("notes", pa.string()), ("tags", pa.list_(pa.string())),
         ("run", pa.string()), ("steps", pa.list_(step)), ("failed_turn", pa.string()),
         ("parent_episode_id", pa.string()), ("fork_step", pa.int64()),  # schema 3 (forks); absent in older files
+        ("training_run_id", pa.string()), ("train_step", pa.int64()), ("group_id", pa.string()),
+        ("group_index", pa.int64()), ("finish_reason", pa.string()), ("trainer_reward", pa.float64()),
+        ("reward_components", pa.string()), ("advantage", pa.float64()),  # schema 5; absent in older files
     ])  # fmt: skip
 
 
@@ -68,6 +71,7 @@ def _to_row(obj: dict[str, Any]) -> dict[str, Any]:
     row["run"] = _json(obj["run"])
     row["steps"] = [{**s, **{k: _json(s.get(k)) for k in _JSON_STEP}} for s in obj["steps"]]
     row["failed_turn"] = _json(obj.get("failed_turn"))
+    row["reward_components"] = _json(obj.get("reward_components"))
     return row
 
 
@@ -82,6 +86,7 @@ def _from_row(row: dict[str, Any], where: str) -> dict[str, Any]:
             for s in row.get("steps") or []
         ]
         obj["failed_turn"] = loads(row["failed_turn"]) if row.get("failed_turn") else None
+        obj["reward_components"] = loads(row["reward_components"]) if row.get("reward_components") else None
     except (KeyError, TypeError, ValueError, AttributeError, orjson.JSONDecodeError) as exc:
         raise ExportFormatError(f"{where}: unreadable episode row, a column has the wrong type ({exc})") from exc
     return validate(obj, where)

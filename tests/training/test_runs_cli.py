@@ -106,3 +106,28 @@ def test_bad_input_gets_clear_errors(tmp_path: Path) -> None:
     ):
         code, out, err = cli_run(*args)
         assert code != 0 and says in out + err and "Traceback" not in out + err, (args, out, err)
+
+
+def test_training_fields_survive_export_and_import(tmp_path: Path, echo_url: str) -> None:
+    from openenv.recording import EpisodeFilter, export_jsonl, export_parquet, import_jsonl, import_parquet
+
+    db = tmp_path / "runs.db"
+    run_id = _loop(db, echo_url, steps=1)
+    code, out, _ = cli_run("episodes", "--db", str(db), "list", "--run", run_id, "--json", "--limit", "1")
+    shown = json.loads(out.splitlines()[0])["id"]
+    code, out, _ = cli_run("episodes", "--db", str(db), "show", shown)
+    assert code == 0 and f"run {run_id[:12]} step 0 group" in out
+    with EpisodeStore(db) as src:
+        want = {e.id: e for e in src.iter_episodes(EpisodeFilter(training_run_id=run_id))}
+        export_jsonl(src, tmp_path / "e.jsonl")
+        export_parquet(src, tmp_path / "e.parquet")
+    for name, load in (("j.db", lambda s: import_jsonl(s, tmp_path / "e.jsonl")),
+                       ("p.db", lambda s: import_parquet(s, tmp_path / "e.parquet"))):  # fmt: skip
+        with EpisodeStore(tmp_path / name) as dst:
+            load(dst)
+            for eid, e in want.items():
+                got = dst.get_episode(eid)
+                assert (got.training_run_id, got.train_step, got.group_id, got.group_index, got.trainer_reward,
+                        got.reward_components, got.advantage, got.finish_reason) == (
+                        e.training_run_id, e.train_step, e.group_id, e.group_index, e.trainer_reward,
+                        e.reward_components, e.advantage, e.finish_reason)  # fmt: skip

@@ -73,9 +73,9 @@ def brevity(completions: list[Any], **kwargs: Any) -> list[float]:
 @pytest.fixture(scope="module")
 def tiny_echo_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_trl()
-    from tests.training.tiny_lm import build
+    from tests.training.tiny_model import build_tiny
 
-    return build(tmp_path_factory.mktemp("tiny") / "echo", [PROMPT[0]["content"]])
+    return build_tiny(tmp_path_factory.mktemp("tiny") / "echo")  # random: it never writes a tool call
 
 
 def test_grpo_on_echo_records_every_rollout_with_step_group_and_trl_reward(

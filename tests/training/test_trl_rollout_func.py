@@ -50,10 +50,10 @@ def test_rollout_func_rollouts_are_recorded(tmp_path: Path, echo_url: str, monke
     from openenv.envs.echo import EchoEnv
     from openenv.recording import EpisodeFilter, EpisodeStore
     from openenv.training import record_trl
-    from tests.training.tiny_lm import build
+    from tests.training.tiny_model import build_tiny
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    model = build(tmp_path / "tiny", [PROMPT[0]["content"]])
+    model = build_tiny(tmp_path / "tiny")
     args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=4, num_generations=2,
                       max_completion_length=8, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no",
                       seed=0)  # fmt: skip

@@ -66,9 +66,9 @@ def reward_func(environments: list[WordGameEnv], **kwargs: Any) -> list[float]:
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_trl()
-    from tests.training.tiny_lm import build
+    from tests.training.tiny_model import build_tiny
 
-    return build(tmp_path_factory.mktemp("tiny") / "game", [PROMPT[0]["content"]])
+    return build_tiny(tmp_path_factory.mktemp("tiny") / "game")  # random: it never writes a tool call
 
 
 def _train(model: Path, out: Path, env_cls: type, name: str) -> list[tuple[int, str, int, float | None, str | None, int]]:
@@ -128,4 +128,5 @@ def test_an_environment_that_never_resets_its_session_is_recorded(tiny_model: Pa
         (run,), _ = store.list_training_runs()
         for e in store.iter_episodes():
             first = store.load_steps(e.id, limit=1)[0]
-            assert first.index == 0 and first.metadata == {"reset": False} and e.training_run_id == run.id
+            assert first.index == 0 and first.observation is None and e.training_run_id == run.id
+            assert store.get_episode(e.id).reset_kwargs is None  # started without a reset

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,8 +41,8 @@ from .journal import StepJournal, drain_local, no_drain, recover, track_for_fork
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .readonly import read_only_engine, read_only_refusal, should_open_read_only
-from .records import EpisodePage, EpisodeRecord, StepRecord
 from .schema import ensure_schema
+from .store_reads import EpisodeReadsMixin
 from .tokens import pack as pack_tokens
 from .training_runs import TrainingRunsMixin, training_values
 
@@ -61,7 +61,7 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class EpisodeStore(TrainingRunsMixin):
+class EpisodeStore(TrainingRunsMixin, EpisodeReadsMixin):
     """The episode store on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL); training runs:
     ``training_runs.py``."""
 
@@ -437,42 +437,6 @@ class EpisodeStore(TrainingRunsMixin):
         return step_rows.make_step_row(episode_id, index, action, observation, reward, done, metadata, latency_ms,
                               time.time(), state)  # fmt: skip
 
-    # -- reads (see queries.py) ------------------------------------------------------------------
-    def list_episodes(
-        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None,
-        sort: str = "started", descending: bool = True,
-    ) -> EpisodePage:
-        """One page of episodes, newest first or in another ``queries.SORTS`` order (keyset
-        pagination, no COUNT)."""
-        with guarded("list episodes"), self.engine.connect() as conn:
-            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor,
-                                         sort=sort, descending=descending)
-
-    def count_episodes(self, filters: queries.EpisodeFilter | None = None) -> int:
-        """How many episodes match (a COUNT: use for totals, not for every page)."""
-        with guarded("count episodes"), self.engine.connect() as conn:
-            return queries.count_episodes(conn, filters or queries.EpisodeFilter())
-
-    def get_episode(self, episode_id: str) -> EpisodeRecord:
-        """The episode with its run, tags and reset kwargs; raises ``EpisodeNotFoundError``."""
-        with guarded("load episode"), self.engine.connect() as conn:
-            return queries.get_episode(conn, episode_id)
-
-    def load_steps(self, episode_id: str, *, start: int = 0, limit: int | None = None) -> list[StepRecord]:
-        """Steps ``start..start+limit`` of an episode, in order."""
-        with guarded("load steps"), self.engine.connect() as conn:
-            return queries.load_steps(conn, episode_id, start=start, limit=limit)
-
-    def load_rewards(self, episode_id: str) -> list[float | None]:
-        """Every step's reward in index order (index 0 is the reset), wherever the step is kept."""
-        with guarded("load rewards"), self.engine.connect() as conn:
-            return queries.load_rewards(conn, episode_id)
-
-    def list_forks(self, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:
-        """Episodes forked from ``episode_id``, oldest first."""
-        with guarded("list forks"), self.engine.connect() as conn:
-            return queries.list_forks(conn, episode_id, limit=limit)
-
     def mark_fork(self, episode_id: str, parent_episode_id: str, fork_step: int) -> None:
         """Record that ``episode_id`` was forked from ``parent_episode_id`` after step ``fork_step``."""
         values = {"parent_episode_id": parent_episode_id, "fork_step": int(fork_step)}
@@ -482,35 +446,3 @@ class EpisodeStore(TrainingRunsMixin):
                 raise EpisodeNotFoundError(f"no episode {episode_id!r}", episode_id=episode_id)
 
         self.write(tx, what="mark fork")
-
-    def distinct_values(self, facet: str, *, limit: int = 500) -> list[str]:
-        """Distinct values of ``env``, ``source``, ``label`` or ``tag`` (filter menus)."""
-        with guarded("list values"), self.engine.connect() as conn:
-            return queries.distinct_values(conn, facet, limit)
-
-    def resolve_id(self, prefix: str) -> str:
-        """The one episode id starting with ``prefix`` (ids are shown shortened)."""
-        with guarded("find episode"), self.engine.connect() as conn:
-            return queries.resolve_id(conn, prefix)
-
-    def iter_steps(self, episode_id: str, *, batch: int = 1000) -> Iterator[StepRecord]:
-        """Every step of an episode, fetched ``batch`` at a time (replay)."""
-        start = 0
-        while True:
-            page = self.load_steps(episode_id, start=start, limit=batch)
-            yield from page
-            if len(page) < batch:
-                return
-            start = page[-1].index + 1
-
-    def iter_episodes(
-        self, filters: queries.EpisodeFilter | None = None, *, batch: int = 200
-    ) -> Iterator[EpisodeRecord]:
-        """Every matching episode, newest first, page by page."""
-        cursor: str | None = None
-        while True:
-            page = self.list_episodes(filters, limit=batch, cursor=cursor)
-            yield from page.items
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor

@@ -63,6 +63,28 @@
     if (start && start.dataset.autostart === "true") { start.submit(); }
   });
 
+  /* The episode list's multi-select: select all on the page, the count, a confirm before Delete. */
+  document.addEventListener("change", function (ev) {
+    var box = ev.target;
+    var form = box && box.closest ? box.closest("#episode-selection") : null;
+    if (!form) { return; }
+    if (box.classList.contains("pick-all")) {
+      form.querySelectorAll("input.pick").forEach(function (b) { b.checked = box.checked; });
+    }
+    var n = form.querySelectorAll("input.pick:checked").length;
+    var label = document.getElementById("selected-count");
+    if (label) { label.textContent = n ? n + " selected:" : "Select episodes:"; }
+  });
+  /* the list's own refresh waits while rows are selected (it would drop the selection) */
+  document.addEventListener("htmx:beforeRequest", function (ev) {
+    var list = ev.detail && ev.detail.elt;
+    if (list && list.id === "episode-list" && list.querySelector("input.pick:checked")) { ev.preventDefault(); }
+  });
+  document.addEventListener("click", function (ev) {
+    var button = ev.target && ev.target.closest ? ev.target.closest("button[data-confirm]") : null;
+    if (button && !window.confirm(button.dataset.confirm)) { ev.preventDefault(); }
+  });
+
   document.addEventListener("htmx:afterSettle", applyPhase);
   document.addEventListener("htmx:afterRequest", function () { window.setTimeout(applyPhase, 0); });
   document.addEventListener("DOMContentLoaded", applyPhase);

@@ -196,10 +196,11 @@ class LocalRayCluster:
         problems = [f"node {i} ({'head' if i == 0 else 'worker'}): `ray start` ended, {describe_exit(code)}"
                     for i, code in enumerate(p.poll() for p in self._procs) if code is not None]
         problems += [f"node {c.node}: {c.name} (pid {c.pid}) is gone" for c in self._core if not c.alive()]
-        problems += [f"`ray start` saw {line}" for line in exits_seen_by_ray(self.temp_dir)] if problems else []
         refused = gcs_refusal(self.host, self.port, self.inside)
         if refused is not None:
             problems.append(f"the head's GCS at {self.address} does not answer ({refused})")
+        if problems:  # how Ray logged the ends it saw (read only when something is wrong)
+            problems += exits_seen_by_ray(self.temp_dir)
         return "\n".join(problems) or None
 
     def settle(self, timeout_s: float = 5.0) -> None:

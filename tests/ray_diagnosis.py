@@ -136,10 +136,16 @@ def _log_files(temp_dir: Path) -> Iterator[tuple[Path, int]]:
 
 
 def exits_seen_by_ray(temp_dir: Path) -> list[str]:
-    """What each node's ``ray start --block`` saw die, from ``ray_process_exit.log``:
-    ``gcs_server [exit code=-9 (signal 9)]`` (nothing for a process that ended on SIGTERM)."""
-    return [line.strip() for line in _tail(_logs_dir(temp_dir) / "ray_process_exit.log", 200)
+    """How the cluster's processes ended, as Ray logged it: what each node's ``ray start --block``
+    saw die (``ray_process_exit.log``: ``gcs_server [exit code=-9 (signal 9)]``; a process ended by
+    SIGTERM is not listed there) and the signals the GCS and raylets said they received."""
+    logs = _logs_dir(temp_dir)
+    seen = [f"`ray start` saw {line.strip()}" for line in _tail(logs / "ray_process_exit.log", 200)
             if "[exit code=" in line]
+    for name in ("gcs_server.out", "raylet.out", "raylet.1.out"):
+        seen += [f"{name}: {line.split('] ', 1)[-1].strip()}" for line in _tail(logs / name, 200)
+                 if "received SIG" in line]
+    return seen
 
 
 def _kernel_lines(pids: set[int]) -> list[str]:

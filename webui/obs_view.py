@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from webui.templating import format_number
+
 PREVIEW_CHARS = 2000
 LONG_LINE = 80
 MAX_ITEMS = 50
@@ -143,7 +145,9 @@ def _view(value: Any, path: str, depth: int, budget: list[int], full: bool,
     if isinstance(value, bool):
         return View("bool", path, "true" if value else "false")
     if isinstance(value, (int, float)):
-        return View("number", path, repr(value))
+        exact = repr(value)
+        shown = format_number(value) if isinstance(value, float) else exact
+        return View("number", path, shown, src=exact if shown != exact else "")  # src: the exact value, on hover
     if isinstance(value, str):
         return _string(value, path, full, schema)
     if isinstance(value, list) and (schema or {}).get("format") == "chat" and all(isinstance(m, dict) for m in value):

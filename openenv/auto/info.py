@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 from typing import Any
 
-from openenv.auto.resolve import EnvTarget, bundled_envs, installed_env_packages, resolve
+from openenv.auto.resolve import EnvTarget, env_names, installed_env_packages, resolve
 
 __all__ = ["action_info", "available", "env_info", "print_actions", "print_environments"]
 
@@ -78,16 +78,14 @@ def action_info(found: EnvTarget) -> dict[str, Any]:
 
 
 def available() -> dict[str, EnvTarget]:
-    """Every env found here without network: bundled ones, then installed ``openenv-*`` packages."""
+    """Every env found here without network, once each, by the name that reaches it: installed
+    ``openenv-*`` packages and bundled envs (``openenv.envs.<name>`` when a package shadows one)."""
     out: dict[str, EnvTarget] = {}
-    for name in bundled_envs():
-        out[name] = resolve(name, docker=False)
-    for key in installed_env_packages():
-        if key not in out:
-            try:
-                out[key] = resolve(key, docker=False)
-            except ValueError:  # an installed package we cannot serve is still not an error to list
-                continue
+    for name in env_names():
+        try:
+            out[name] = resolve(name, docker=False)
+        except ValueError:  # an installed package we cannot serve is still not an error to list
+            continue
     return out
 
 

@@ -3,9 +3,13 @@
 
 A target is, tried in this order: a URL (a running server); an env directory (``openenv.yaml``
 manifest, ``server/app.py`` or ``app.py``); ``owner/repo`` (a Hugging Face Hub name: the hub must
-be reachable); ``module:app``; a bundled env name (``echo``, ``echo-env``, ``echo_env``); an
-installed env package (a distribution named ``openenv-<name>``); a local Docker image carrying
-OpenEnv labels.
+be reachable); ``module:app``; ``openenv.envs.<name>`` (a bundled env, always); an installed env
+package (a distribution named ``openenv-<name>``; ``echo``, ``echo-env``, ``echo_env`` name the
+same one); a bundled env name; a local Docker image carrying OpenEnv labels.
+
+An installed package wins over a bundled env of the same name (you installed it on purpose, and
+0.10 code naming ``echo`` means that package); the bundled one stays reachable as
+``openenv.envs.echo``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "EnvTarget",
     "TargetError",
     "bundled_envs",
+    "env_names",
     "installed_env_packages",
     "load_app",
     "read_manifest",
@@ -122,8 +127,30 @@ def _directory(target: str, path: Path) -> EnvTarget:
                       (f" (the manifest's app {declared!r} is not there)" if declared else ""))  # fmt: skip
 
 
+_INSTALLED_CACHE: dict[tuple, dict[str, tuple[str, str]]] = {}
+
+
+def _path_stamp() -> tuple:
+    """What decides the installed set: ``sys.path`` and each entry's mtime (an install changes it)."""
+    stamp = []
+    for entry in sys.path:
+        try:
+            stamp.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            stamp.append((entry, None))
+    return tuple(stamp)
+
+
 def installed_env_packages() -> dict[str, tuple[str, str]]:
     """Installed env packages: ``{env key: (distribution, module)}`` for ``openenv-<name>`` ones."""
+    stamp = _path_stamp()
+    if stamp not in _INSTALLED_CACHE:
+        _INSTALLED_CACHE.clear()
+        _INSTALLED_CACHE[stamp] = _scan_installed()
+    return dict(_INSTALLED_CACHE[stamp])
+
+
+def _scan_installed() -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     for dist in importlib.metadata.distributions():
         dist_name = (dist.metadata["Name"] or "").lower()
@@ -218,17 +245,32 @@ def resolve(target: str, *, docker: bool = True) -> EnvTarget:
         if not importable and docker and (found := _image(target)) is not None:
             return found
         return EnvTarget("module", target, module.split(".")[0], app=target)  # importing it tells what is wrong
+    bundled = bundled_envs()
+    if target.startswith(BUNDLED_PREFIX + ".") and target[len(BUNDLED_PREFIX) + 1:] in bundled:
+        return _bundled(target, target[len(BUNDLED_PREFIX) + 1:])
     key = _env_key(target)
-    if key in bundled_envs():
-        return EnvTarget("bundled", target, key, app=f"{BUNDLED_PREFIX}.{key}.app:app", package=f"{BUNDLED_PREFIX}.{key}")
     installed = installed_env_packages()
-    if key in installed:
+    if key in installed:  # an installed package wins over a bundled env of the same name
         return _package(target, key, *installed[key])
+    if key in bundled:
+        return _bundled(target, key)
     if docker and (found := _image(target)) is not None:
         return found
-    known = ", ".join(bundled_envs() + sorted(installed)) or "none"
+    known = ", ".join(env_names()) or "none"
     raise TargetError(f"Unknown environment {target!r}: use an env name ({known}), a directory, module:app, "
                       "a local OpenEnv image or a URL")  # fmt: skip
+
+
+def _bundled(target: str, key: str) -> EnvTarget:
+    return EnvTarget("bundled", target, key, app=f"{BUNDLED_PREFIX}.{key}.app:app", package=f"{BUNDLED_PREFIX}.{key}")
+
+
+def env_names() -> list[str]:
+    """Every env name found here, once each: installed packages by their key, bundled envs by
+    theirs, or as ``openenv.envs.<name>`` when an installed package of that name shadows them."""
+    installed = installed_env_packages()
+    bundled = [f"{BUNDLED_PREFIX}.{name}" if name in installed else name for name in bundled_envs()]
+    return sorted(set(installed) | set(bundled))
 
 
 def resolve_target(target: str) -> tuple[str, str | None]:

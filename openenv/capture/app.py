@@ -264,7 +264,8 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             try:
                 await _store(recorder.record_call, session.episode_id,
                              turn_record(node, session_id=session.session_id, latency_ms=reply.latency_ms,
-                                         usage=reply.usage, level=level, findings=findings))
+                                         usage=reply.usage, level=level, findings=findings,
+                                         sampled_tokens=reply.sampled_tokens))
             except Exception as exc:  # the call was captured in memory; say it did not reach the store
                 log.exception("recording a captured call failed")
                 session.findings.append(f"[FATAL] capture_record_failed: {type(exc).__name__}: {exc}")

@@ -124,6 +124,16 @@ class EngineReply:
     usage: dict[str, Any] = field(default_factory=dict)
     latency_ms: float = 0.0
     findings: list[str] = field(default_factory=list)
+    sampled_tokens: list[str] | None = None  # the engine's text of each sampled token, when it sent it
+
+
+def _token_texts(entries: list[Any], n: int) -> list[str] | None:
+    """Each sampled token's text from the logprobs entries (``None`` when the engine sent ids as
+    ``token_id:N`` or the entries do not pair one to one with the ids)."""
+    texts = [e.get("token") if isinstance(e, dict) else None for e in entries]
+    if not texts or len(texts) != n or not all(isinstance(t, str) for t in texts):
+        return None
+    return None if any(t.startswith("token_id:") for t in texts) else texts
 
 
 def _pairing_mismatch(ids: list[Any], entries: list[Any]) -> int | None:
@@ -156,7 +166,8 @@ def read_reply(body: dict[str, Any], latency_ms: float = 0.0) -> EngineReply:
             logprobs = None
     return EngineReply(body=body, prompt_ids=list(prompt_ids), sampled_ids=list(sampled), logprobs=logprobs,
                        message=dict(choice.get("message") or {}), finish_reason=choice.get("finish_reason"),
-                       usage=dict(body.get("usage") or {}), latency_ms=latency_ms, findings=findings)
+                       usage=dict(body.get("usage") or {}), latency_ms=latency_ms, findings=findings,
+                       sampled_tokens=_token_texts(entries, len(sampled)))
 
 
 class EngineClient:

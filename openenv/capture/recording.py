@@ -21,7 +21,8 @@ __all__ = ["CaptureRecorder", "findings_of", "graph_from_turns", "turn_record"]
 
 
 def turn_record(node: TurnNode, *, session_id: str, latency_ms: float, usage: dict[str, Any],
-                level: str, findings: list[str] | None = None) -> dict[str, Any]:
+                level: str, findings: list[str] | None = None,
+                sampled_tokens: list[str] | None = None) -> dict[str, Any]:
     """The model-turn data of one captured call (the keys the studio shows, and the token fields)."""
     message = node.response_message or {}
     return {
@@ -33,7 +34,8 @@ def turn_record(node: TurnNode, *, session_id: str, latency_ms: float, usage: di
                     "prompt_ids": node.prompt_ids, "sampled_ids": node.sampled_ids,
                     "logprobs": node.sampled_logprobs, "harness_session_id": node.harness_session_id,
                     "system_digest": node.system_digest, "sampling_params": node.sampling_params,
-                    "requested_sampling_params": node.requested_sampling_params, "findings": list(findings or [])},
+                    "requested_sampling_params": node.requested_sampling_params, "findings": list(findings or []),
+                    "sampled_tokens": sampled_tokens},
     }
 
 

@@ -1,13 +1,15 @@
-"""``openenv init``: scaffold a new environment from the templates in ``scaffold/``.
+"""``openenv init``: scaffold a new environment in the published openenv 0.10's layout.
 
-Templates are plain files ending in ``.tmpl``; ``{{key}}`` placeholders are replaced and a
-``package`` path component becomes the env's Python package name.
+Templates in ``scaffold/`` are plain files ending in ``.tmpl``; ``{{key}}`` placeholders are
+replaced, and ``package_environment.py`` becomes ``<name>_environment.py``. The result is a 0.10
+env package (``openenv.yaml``, ``pyproject.toml``, ``models.py``, ``client.py``, ``server/``)
+plus our ``tests/`` (the contract kit and the game's own tests).
 """
 
 from __future__ import annotations
 
 import keyword
-import re
+import random
 import sys
 from pathlib import Path
 
@@ -16,90 +18,111 @@ import click
 __all__ = ["init", "render_scaffold", "scaffold_names"]
 
 TEMPLATES = Path(__file__).with_name("scaffold")
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-_PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
-_RESERVED = {"app", "tests", "test", "openenv", "webui", "server", "client", "models", "environment"}
-DOCKERFILE_NOTE = (
-    "# Copied from OpenEnv Studio's docker/Dockerfile by `openenv init`, for reference:\n"
-    "# `openenv build .` always uses the shared file of the installed OpenEnv Studio, with this\n"
-    "# directory staged as env/ in the build context.\n"
-)
+# Names that would shadow a module the package itself imports or is served next to.
+_RESERVED = {"openenv", "webui", "server", "client", "models", "tests", "test"}
+_COLORS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
+_EMOJIS = ("🎮", "🎯", "🚀", "🌟", "🎲", "🧩", "🏆", "🎨", "🔭", "🧪")
 
 
 class ScaffoldError(ValueError):
     """The name or the target directory cannot be used."""
 
 
-def scaffold_names(name: str, directory: Path) -> dict[str, str]:
-    """Placeholder values for ``name`` (e.g. ``guess-number``) scaffolded into ``directory``."""
-    if not _NAME_RE.match(name):
-        raise ScaffoldError(f"{name!r}: use letters, digits, '-' or '_', starting with a letter")
-    package = name.lower().replace("-", "_")
-    if keyword.iskeyword(package) or package in _RESERVED or package in sys.stdlib_module_names:
-        raise ScaffoldError(f"{name!r} would shadow the module {package!r}; pick another name")
-    cls = "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]+", name) if part)
-    image = directory.resolve().name.lower().replace("_", "-")
-    return {"name": name, "package": package, "Class": cls, "image": image}
+def check_name(name: str) -> str:
+    """0.10's rule (a Python identifier, so snake_case), plus names that would break the package."""
+    if not name:
+        raise ScaffoldError("Environment name cannot be empty")
+    if not name.isidentifier():
+        raise ScaffoldError(f"Environment name '{name}' is not a valid Python identifier. "
+                            "Use snake_case (e.g., 'my_env', 'game_env').")  # fmt: skip
+    if keyword.iskeyword(name) or name in _RESERVED or name in sys.stdlib_module_names:
+        raise ScaffoldError(f"Environment name '{name}' would shadow the module {name!r}; pick another name")
+    return name
+
+
+def class_prefix(name: str) -> str:
+    """0.10's class prefix: ``my_game_env`` -> ``MyGame``, ``test_env`` -> ``Test``, ``echo`` -> ``Echo``."""
+    base = name[:-4] if name.endswith("_env") else name
+    return "".join(part.capitalize() for part in (base or name).split("_")) or name.capitalize()
+
+
+def scaffold_names(name: str, rng: random.Random | None = None) -> dict[str, str]:
+    """Placeholder values for the env ``name`` (snake_case, e.g. ``guess_number``)."""
+    check_name(name)
+    rng = rng or random.Random()
+    return {
+        "name": name,
+        "Prefix": class_prefix(name),
+        "title": " ".join(part.capitalize() for part in name.split("_") if part),
+        "image": f"openenv-{name.removesuffix('_env')}",
+        "emoji": rng.choice(_EMOJIS),
+        "color_from": rng.choice(_COLORS),
+        "color_to": rng.choice(_COLORS),
+    }
 
 
 def _render(text: str, values: dict[str, str], source: Path) -> str:
-    def sub(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in values:
-            raise ScaffoldError(f"template {source.name}: unknown placeholder {key!r}")
-        return values[key]
-
-    return _PLACEHOLDER_RE.sub(sub, text)
+    out = text
+    for key, value in values.items():
+        out = out.replace("{{" + key + "}}", value)
+    if "{{" in out:
+        raise ScaffoldError(f"template {source.name}: unknown placeholder near {out[out.index('{{'):][:30]!r}")
+    return out
 
 
 def render_scaffold(name: str, directory: str | Path) -> list[Path]:
     """Write a new env called ``name`` into ``directory`` (new or empty); return the files written."""
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ScaffoldError(f"{target}: already exists and is not an empty directory")
-    values = scaffold_names(name, target)
+        raise ScaffoldError(f"Directory '{target}' already exists and is not empty. "
+                            "Please choose a different name or remove the existing directory.")  # fmt: skip
+    values = scaffold_names(name)
     planned: list[tuple[Path, str]] = []
     for source in sorted(TEMPLATES.rglob("*.tmpl")):
         rel = source.relative_to(TEMPLATES).with_suffix("")
-        parts = [values["package"] if part == "package" else part for part in rel.parts]
+        parts = list(rel.parts)
+        parts[-1] = parts[-1].replace("package_environment", f"{name}_environment")
         if parts[-1] == "test_package.py":
-            parts[-1] = f"test_{values['package']}.py"
+            parts[-1] = f"test_{name}.py"
         planned.append((target.joinpath(*parts), _render(source.read_text(encoding="utf-8"), values, source)))
-    dockerfile = _shared_dockerfile()
-    if dockerfile is not None:
-        planned.append((target / "Dockerfile", DOCKERFILE_NOTE + dockerfile))
     written = []
     for path, text in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8", newline="\n")
         written.append(path)
     return written
 
 
-def _shared_dockerfile() -> str | None:
-    from openenv.core.containers.images import dockerfile_path
-    from openenv.core.containers.wheelhouse import ImageBuildError
-
-    try:
-        return dockerfile_path().read_text(encoding="utf-8")
-    except (ImageBuildError, OSError):
-        return None
-
-
 @click.command("init")
-@click.argument("name")
-@click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
-              help="Directory to create (default: ./NAME); must be new or empty.")
-def init(name: str, directory: str | None) -> None:
-    """Scaffold a new environment NAME: models, environment, client, app, tests, Dockerfile."""
-    target = Path(directory) if directory else Path(name)
+@click.argument("env_name")
+@click.option("--output-dir", "-o", "output_dir", type=click.Path(file_okay=False), default=None,
+              help="Output directory (defaults to current working directory); the env goes in OUTPUT_DIR/ENV_NAME.")
+def init(env_name: str, output_dir: str | None) -> None:
+    """Initialize a new OpenEnv environment ENV_NAME (snake_case, e.g. 'my_env') in 0.10's layout."""
     try:
-        written = render_scaffold(name, target)
-    except (ScaffoldError, OSError) as exc:
+        check_name(env_name)
+    except ScaffoldError as exc:
+        raise click.BadParameter(str(exc), param_hint="'ENV_NAME'") from None
+    base = Path(output_dir).resolve() if output_dir else Path.cwd().resolve()
+    target = base / env_name
+    if target.is_file():
+        raise click.BadParameter(f"Path '{target}' exists and is a file", param_hint="'ENV_NAME'")
+    try:
+        written = render_scaffold(env_name, target)
+    except ScaffoldError as exc:
+        raise click.BadParameter(str(exc), param_hint="'ENV_NAME'") from None
+    except OSError as exc:
         raise click.ClickException(str(exc)) from None
-    if not any(p.name == "Dockerfile" for p in written):
-        click.echo("openenv: this installation ships no env Dockerfile; `openenv build` will say so", err=True)
-    click.echo(f"Created {name} in {target} ({len(written)} files). Next:")
-    for line in (f"cd {target}", "pytest", "openenv serve .        # then open http://127.0.0.1:8000/web",
-                 "openenv validate .", "openenv build ."):
+    prefix = class_prefix(env_name)
+    click.echo(f"Creating OpenEnv environment '{env_name}'...")
+    click.echo(f"✓ Created {len(written)} files")
+    click.echo(f"\nEnvironment created successfully at: {target}")
+    click.echo("\nNext steps:")
+    for line in (f"cd {target}",
+                 f"# Edit the environment in server/{env_name}_environment.py and the types in models.py",
+                 "pytest                 # the contract and the game's tests",
+                 "openenv serve          # then open http://127.0.0.1:8000/web",
+                 "openenv validate",
+                 f"openenv build          # image openenv-{env_name.removesuffix('_env')}:latest",
+                 f"# Client: from {env_name} import {prefix}Env, {prefix}Action"):
         click.echo(f"  {line}")

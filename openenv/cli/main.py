@@ -11,14 +11,19 @@ import click
 COMMANDS: dict[str, str] = {
     "build": "openenv.cli.build:build",
     "capture": "openenv.cli.capture:capture",
+    "catalog": "openenv.cli.catalog:catalog",
     "collect": "openenv.cli.collect:collect",
+    "discover": "openenv.cli.catalog:discover",
     "episodes": "openenv.cli.episodes:episodes",
+    "fork": "openenv.cli.commands.fork:fork",
     "import": "openenv.cli.import_env:import_env",
     "init": "openenv.cli.init:init",
+    "push": "openenv.cli.commands.push:push",
     "ray": "openenv.cli.ray:ray_group",
     "rollout": "openenv.cli.rollout:rollout",
     "runs": "openenv.cli.runs:runs",
     "serve": "openenv.cli.serve:serve",
+    "skills": "openenv.cli.skills:skills",
     "studio": "openenv.cli.studio:studio",
     "validate": "openenv.cli.validate:validate",
 }
@@ -45,7 +50,11 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli()
+    """The ``openenv`` console script: as ``python -m openenv.cli`` (Ctrl-C exits 130, an
+    unexpected error is one ``Error: ...`` line and exit 1, as on 0.10)."""
+    from openenv.cli.__main__ import main as run
+
+    run()
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ __all__ = ["serve"]
 
 
 @click.command()
-@click.argument("target")
+@click.argument("target", required=False, default=".")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
 @click.option("--token", envvar="OPENENV_TOKEN", default=None, help="Require this bearer token (OPENENV_TOKEN).")
 @click.option(
     "--allow-remote-without-token",
@@ -30,6 +30,7 @@ __all__ = ["serve"]
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Let pages from ORIGIN (scheme://host[:port]) use this server (repeatable; OPENENV_ALLOW_ORIGINS).")
 @click.option("--log-level", default="warning", show_default=True)
+@click.option("--reload", is_flag=True, help="Restart when a file of the env changes (development).")
 def serve(
     target: str,
     host: str,
@@ -42,8 +43,10 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     log_level: str,
+    reload: bool,
 ) -> None:
-    """Serve TARGET: a bundled env name (echo, repl, toolbox), MODULE:APP, or an env directory."""
+    """Serve TARGET (default: the current directory): an env directory, a bundled env name (echo,
+    repl, toolbox), an installed env package or MODULE:APP."""
     import uvicorn
 
     from openenv.core.env_server.auth import TokenAuthMiddleware
@@ -76,6 +79,9 @@ def serve(
         app = TokenAuthMiddleware(app, token)
     app = OriginGuard(app, policy)  # also for a MODULE:APP not made by create_app
     click.echo(f"openenv: serving {target} on http://{host}:{port}", err=True)
+    if reload:
+        _serve_reloading(target, host, port, token, log_level)
+        return
     config = uvicorn.Config(
         app,
         host=host,
@@ -90,3 +96,32 @@ def serve(
     )
     uvicorn.Server(config).run()
 
+
+
+_RELOAD_TARGET = "OPENENV_SERVE_RELOAD_TARGET"
+
+
+def _serve_reloading(target: str, host: str, port: int, token: str | None, log_level: str) -> None:
+    """uvicorn's reloader: a child process rebuilds the app (``reloaded_app``) on each change."""
+    from pathlib import Path
+
+    import uvicorn
+
+    from openenv.auto.resolve import resolve
+
+    found = resolve(target, docker=False)
+    watch = [str(Path(target).resolve())] if Path(target).is_dir() else [found.path or os.getcwd()]
+    os.environ[_RELOAD_TARGET] = target
+    if token:
+        os.environ["OPENENV_TOKEN"] = token
+    uvicorn.run("openenv.cli.serve:reloaded_app", factory=True, reload=True, reload_dirs=watch, host=host,
+                port=port, log_level=log_level, ws_per_message_deflate=False)
+
+
+def reloaded_app():  # noqa: ANN201 - an ASGI app
+    """The app uvicorn's reloader child serves: the target ``openenv serve --reload`` was given."""
+    from openenv.core.env_server.auth import TokenAuthMiddleware
+
+    app = load_app(os.environ[_RELOAD_TARGET])
+    token = os.environ.get("OPENENV_TOKEN")
+    return TokenAuthMiddleware(app, token) if token else app

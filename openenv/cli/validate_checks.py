@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv.auto import TargetError, load_app, resolve_target
+from openenv.auto.resolve import read_manifest
 from openenv.core.env_server.serialization import to_jsonable
 from openenv.core.testing import check_round_trip
 from openenv.core.testing_checks import IN_PROCESS_CHECKS, EnvUnderTest
@@ -21,6 +22,22 @@ __all__ = ["validate_directory"]
 def _check_files(root: Path) -> str:
     spec, _ = resolve_target(str(root))
     return f"serves {spec}"
+
+
+def _check_manifest(root: Path) -> str:
+    """0.10's ``openenv.yaml``: a mapping with a name and, when given, an ``app`` of the form module:attr."""
+    if not (root / "openenv.yaml").is_file():
+        raise CheckWarning("no openenv.yaml: the published openenv's validate and push need one (openenv init writes it)")
+    try:
+        manifest = read_manifest(root)
+    except TargetError as exc:
+        raise CheckFailed(str(exc)) from None
+    if not isinstance(manifest.get("name"), str) or not manifest["name"]:
+        raise CheckFailed("openenv.yaml: 'name' is missing")
+    app = manifest.get("app")
+    if app is not None and (not isinstance(app, str) or ":" not in app):
+        raise CheckFailed(f"openenv.yaml: app {app!r} is not module:attribute")
+    return f"name {manifest['name']!r}, app {app or 'server.app:app (default)'}"
 
 
 def _check_readme(root: Path) -> str:
@@ -63,15 +80,20 @@ def validate_directory(
     seed: int = 0,
     max_steps: int = 50,
     deterministic_steps: bool = True,
+    static_only: bool = False,
 ) -> CheckReport:
-    """Check an env directory: files, the contract in process, then a real episode over the wire."""
+    """Check an env directory: files, the contract in process, then a real episode over the wire
+    (``static_only``: the files and manifest alone, no code of the env run)."""
     root = Path(path).resolve()
     report = CheckReport(str(path))
+    report.run("package.manifest", lambda: _check_manifest(root))
     if report.run("package.app_module", lambda: _check_files(root)).status == "fail":
         return report
     report.run("package.readme", lambda: _check_readme(root))
     report.run("package.tests", lambda: _check_tests(root))
     report.run("package.requirements", lambda: _check_requirements(root))
+    if static_only:
+        return report
     holder: dict[str, Any] = {}
     if report.run("package.app", lambda: _load(root, holder)).status == "fail":
         return report

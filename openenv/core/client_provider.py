@@ -99,7 +99,9 @@ class ProviderOwnedClient:
     def from_env(cls, target: str, **kwargs: Any) -> BootstrapHandle:
         """Resolve ``target`` (name, directory, ``module:app``, image or URL: see ``openenv.auto``),
         start it if needed and connect. Closing the client stops what was started."""
-        from openenv.core.client_factories import env_handle
+        from openenv.auto.handles import (
+            env_handle,  # the resolver sits above the client core: imported here only
+        )
 
         return env_handle(cls, target, kwargs)
 

@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 __all__ = [
     "ALLOW_HOSTS_ENV",
     "ALLOW_ORIGINS_ENV",
-    "WS_CLOSE_FORBIDDEN",
     "OriginGuard",
     "OriginPolicy",
+    "WS_CLOSE_FORBIDDEN",
     "host_name",
     "normalise_origin",
 ]

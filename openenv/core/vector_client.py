@@ -264,6 +264,7 @@ class VectorEnvClient:
         down: list[int] = []
         wires: list[Any] = [None] * len(actions)  # a recorded session's client whose step is journaled from the wire
         apart: dict[int, asyncio.Future[Any]] = {}  # recorded sessions stepped through their recording client
+        journal: list[tuple[Any, ...]] = []  # their wire records, journaled together before this returns
         t0 = time.perf_counter()
         for i, action in enumerate(actions):
             if action is None:
@@ -300,10 +301,17 @@ class VectorEnvClient:
             try:
                 reply = await client._reply(request, max(0.001, deadline - loop.time()), True)
                 results[i] = client._parse_result(reply["data"])
-                if wires[i] is not None:  # durable before step() returns, as for one recording client
-                    self._envs[i]._rec.save_wire_step(wires[i], t0, actions[i], results[i])
+                if wires[i] is not None:
+                    self._envs[i]._rec.save_wire_step(wires[i], t0, actions[i], results[i], journal)
             except _SESSION_ERRORS as exc:
                 errors[i] = exc
+        if journal:  # durable before step() returns, as for one recording client
+            try:
+                self._envs[0]._rec.store.journal_wires(journal)
+            except _SESSION_ERRORS as exc:
+                for i, wire in enumerate(wires):
+                    if wire is not None and errors[i] is None:
+                        errors[i], results[i] = exc, None
         if apart:
             outcomes, failures = await self._settle(list(apart.values()))
             for i, result, err in zip(apart, outcomes, failures, strict=True):

@@ -31,6 +31,7 @@ from .queries import EpisodeFilter
 from .recorder import RecordingEnvClient, SyncRecordingEnvClient, record
 from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 from .replay import Replay
+from .replay_rules import ReplayRules, register_rules, rules_for
 from .rerun import RerunReport, rerun, rerun_sync
 from .schema import SCHEMA_VERSION
 from .store import EpisodeStore
@@ -56,6 +57,7 @@ __all__ = [
     "RecordingEnvClient",
     "RecordingError",
     "Replay",
+    "ReplayRules",
     "RerunReport",
     "RunRecord",
     "SchemaVersionError",
@@ -73,6 +75,8 @@ __all__ = [
     "import_jsonl",
     "import_parquet",
     "record",
+    "register_rules",
     "rerun",
     "rerun_sync",
+    "rules_for",
 ]

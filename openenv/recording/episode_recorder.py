@@ -124,10 +124,12 @@ class Recorder:
         wire.last_exchange = None
         return wire
 
-    def save_wire_step(self, wire: EnvClient, t0: float, action: Any, result: StepResult) -> None:
+    def save_wire_step(self, wire: EnvClient, t0: float, action: Any, result: StepResult,
+                       batch: list[tuple[Any, ...]] | None = None) -> None:  # fmt: skip
         """Make the step ``wire`` just took (sent at ``t0``, ``perf_counter``) durable: its wire
         texts with the reward and done it returned, or its row when the client has no exchange to
-        show (or a reward that is not a number: the row path says why)."""
+        show (or a reward that is not a number: the row path says why). ``batch``: the wire record
+        is appended there instead, for the caller to journal with others (``journal_wires``)."""
         exchange = wire.last_exchange
         latency_ms = (_perf_counter() - t0) * 1000
         reward = result.reward
@@ -141,8 +143,12 @@ class Recorder:
             return
         request, reply = exchange
         self.index += 1
-        self.store.journal_wire(self.episode_bytes, self.index, _time(), latency_ms, reward, bool(result.done),
-                                request, reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
+        record = (self.episode_bytes, self.index, _time(), latency_ms, reward, bool(result.done), request,
+                  reply if reply.__class__ is bytes else reply.encode())  # fmt: skip
+        if batch is not None:
+            batch.append(record)
+        else:
+            self.store.journal_wire(*record)
 
     @property
     def needs_env_info(self) -> bool:

@@ -14,6 +14,7 @@ The client is wrapped with ``record`` unless it already records into ``store``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from openenv.core.sync_client import is_async_client
 from .errors import RecordingError
 from .recorder import RecordingEnvClient, SyncRecordingEnvClient, record
 from .records import EpisodeRecord, StepRecord
+from .replay_rules import rules_for
 from .rerun import RerunReport, _Checker
 from .store import EpisodeStore
 
@@ -72,6 +74,8 @@ class Fork:
 
     def _seen(self, recorded: StepRecord, result: Any) -> None:
         self.report.replayed = recorded.index
+        if recorded.actor is not None and recorded.index > 0:  # a replayed step keeps who took it
+            self.client.record_turn(recorded.actor, recorded.agent, index=recorded.index)
         if self.on_result is not None:
             self.on_result(recorded, result)
 
@@ -141,13 +145,13 @@ async def fork(
     when ``client`` is not recording already."""
     if not is_async_client(client):
         raise TypeError("fork() needs an async client; use fork_sync() for a SyncEnvClient")
-    parent, steps = _plan(store, episode_id, step)
+    parent, steps = await asyncio.to_thread(_plan, store, episode_id, step)  # reads stay off the event loop
     rec = _recording(client, store, parent, False, dict(record_options))
     out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action, on_result=on_result)
-    checker = _Checker(parent.id)
+    checker = _Checker(parent.id, rules_for(parent.env_name))
     result = await rec.reset(**parent.reset_kwargs)
     out.report.episode_id = rec.episode_id
-    store.mark_fork(rec.episode_id, parent.id, step)
+    await asyncio.to_thread(store.mark_fork, rec.episode_id, parent.id, step)
     out._seen(steps[0], result)
     _check(out, checker, steps[0], result)
     for i, recorded in enumerate(steps[1:], start=1):
@@ -169,7 +173,7 @@ def fork_sync(
     parent, steps = _plan(store, episode_id, step)
     rec = _recording(client, store, parent, True, dict(record_options))
     out = Fork(store, rec, ForkReport(parent.id, step), make_action=make_action, on_result=on_result)
-    checker = _Checker(parent.id)
+    checker = _Checker(parent.id, rules_for(parent.env_name))
     result = rec.reset(**parent.reset_kwargs)
     out.report.episode_id = rec.episode_id
     store.mark_fork(rec.episode_id, parent.id, step)

@@ -150,6 +150,17 @@ class StepJournal:
         """Make one step durable as its wire texts (the committer stores them in a step chunk)."""
         self._put(_pack_step(episode_id, idx, t, latency_ms, reward, done, request, reply))
 
+    def append_wires(self, steps: Sequence[tuple[Any, ...]]) -> None:
+        """``append_wire`` for several steps (``append_wire``'s arguments each), under one lock."""
+        payloads = [_pack_step(*step) for step in steps]
+        with self._lock:
+            if self._closed:
+                raise RecordingError("record step: the store is closed", code="STORE_CLOSED")
+            for payload in payloads:
+                if self._end + _HEADER_SIZE + len(payload) > self._limit:
+                    self._make_room(_HEADER_SIZE + len(payload))
+                self._write(payload)
+
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Make prepared step rows durable."""
         self._put(fmt.pack_rows([list(row.values()) for row in rows]))

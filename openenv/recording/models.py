@@ -10,7 +10,7 @@ would add pages to every commit); return/length filters ride the ``started_at`` 
 
 from __future__ import annotations
 
-from sqlalchemy import Column, ForeignKey, Index, LargeBinary, String, Text
+from sqlalchemy import Column, ForeignKey, Index, LargeBinary, String, Text, text
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -71,6 +71,23 @@ class TrainingRun(SQLModel, table=True):
     info: str | None = Field(default=None, sa_column=Column(Text))
 
 
+def _partial(name: str, *columns: str, where: str) -> Index:
+    return Index(name, *columns, sqlite_where=text(where), postgresql_where=text(where))
+
+
+# the listing's sorts and filters (schema 5): live episodes (small); return and length orders over
+# ended episodes only, so the per-commit updates of a live episode's step_count/total_reward touch
+# no index; seed; a training run's reward and advantage orders (both written once per episode).
+READ_INDEXES = (
+    _partial("ix_episode_live", "started_at", "id", where="ended_at IS NULL"),
+    _partial("ix_episode_return", "total_reward", "id", where="ended_at IS NOT NULL"),
+    _partial("ix_episode_length", "step_count", "id", where="ended_at IS NOT NULL"),
+    Index("ix_episode_seed", "seed", "started_at", "id"),
+    Index("ix_episode_run_reward", "training_run_id", "trainer_reward", "id"),
+    Index("ix_episode_run_advantage", "training_run_id", "advantage", "id"),
+)
+
+
 class Episode(SQLModel, table=True):
     """One episode: a reset and the steps after it."""
 
@@ -83,6 +100,7 @@ class Episode(SQLModel, table=True):
         Index("ix_episode_run", "run_id"),
         Index("ix_episode_parent", "parent_episode_id"),
         Index("ix_episode_training", "training_run_id", "train_step", "group_id", "group_index"),
+        *READ_INDEXES,
     )
 
     id: str = Field(primary_key=True, max_length=32)

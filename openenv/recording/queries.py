@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select, tuple_, union_all
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
@@ -20,6 +20,7 @@ from .records import EpisodePage, EpisodeRecord, RunRecord, StepRecord
 from .tokens import unpack as unpack_tokens
 
 __all__ = [
+    "SORTS",
     "EpisodeFilter",
     "count_episodes",
     "distinct_values",
@@ -67,12 +68,14 @@ class EpisodeFilter:
     max_length: int | None = None
     finished: bool | None = None
     seed: int | None = None
-    training_run_id: str | None = None  # a training run's rollouts (schema 5), by step range and group
+    training_run_id: str | None = None  # a training run's rollouts (schema 5), by step (or range) and group
+    train_step: int | None = None
     step_min: int | None = None
     step_max: int | None = None
     group_id: str | None = None
 
-    def clauses(self) -> list[ColumnElement[bool]]:
+    def clauses(self, *, ranges: bool = True) -> list[ColumnElement[bool]]:
+        """The WHERE terms (without the return/length ranges when ``ranges`` is false)."""
         c = _EP.c
         out: list[ColumnElement[bool]] = []
         for column, value in (
@@ -82,6 +85,7 @@ class EpisodeFilter:
             (c.run_id, self.run_id),
             (c.seed, self.seed),
             (c.training_run_id, self.training_run_id),
+            (c.train_step, self.train_step),
             (c.group_id, self.group_id),
         ):
             if value is not None:
@@ -92,31 +96,60 @@ class EpisodeFilter:
             out.append(c.started_at >= _epoch(self.since))
         if self.until is not None:
             out.append(c.started_at < _epoch(self.until))
-        if self.min_return is not None:
-            out.append(c.total_reward >= self.min_return)
-        if self.max_return is not None:
-            out.append(c.total_reward <= self.max_return)
-        if self.min_length is not None:
-            out.append(c.step_count >= self.min_length)
-        if self.max_length is not None:
-            out.append(c.step_count <= self.max_length)
         if self.step_min is not None:
             out.append(c.train_step >= self.step_min)
         if self.step_max is not None:
             out.append(c.train_step <= self.step_max)
+        if ranges:
+            out += _range_terms(self, plain=False)
         if self.finished is not None:
             out.append(c.ended_at.is_not(None) if self.finished else c.ended_at.is_(None))
         return out
 
+    def has_range(self) -> bool:
+        return any(v is not None for v in (self.min_return, self.max_return, self.min_length, self.max_length))
 
-def _cursor(record: EpisodeRecord) -> str:
-    return f"{record.started_at!r}~{record.id}"
+def _range_terms(f: EpisodeFilter, *, plain: bool) -> list[ColumnElement[bool]]:
+    """Return/length ranges: ``plain`` for an index on the column to serve them, else as
+    ``column + 0`` so a planner without statistics walks the listing's order instead (many
+    matches: a page fills early)."""
+    c = _EP.c
+    out: list[ColumnElement[bool]] = []
+    for column, lo, hi in ((c.total_reward, f.min_return, f.max_return), (c.step_count, f.min_length, f.max_length)):
+        term = column if plain else column + 0
+        if lo is not None:
+            out.append(term >= lo)
+        if hi is not None:
+            out.append(term <= hi)
+    return out
+
+
+RANGE_PROBE = 2000  # a range with fewer ended matches than this is read through its index
+
+
+def _few_in_range(conn: Connection, filters: EpisodeFilter) -> bool:
+    """Whether the return/length range holds fewer than ``RANGE_PROBE`` ended episodes (an index
+    range count, stopped at the limit)."""
+    inner = (select(_EP.c.id).where(_EP.c.ended_at.is_not(None), *_range_terms(filters, plain=True))
+             .limit(RANGE_PROBE).subquery())
+    return int(conn.execute(select(func.count()).select_from(inner)).scalar_one()) < RANGE_PROBE
+
+
+# sortable listing orders: name -> column (every order ends with the id, so a page boundary is exact).
+SORTS: dict[str, Any] = {
+    "started": _EP.c.started_at, "return": _EP.c.total_reward, "length": _EP.c.step_count,
+    "reward": _EP.c.trainer_reward, "advantage": _EP.c.advantage, "step": _EP.c.train_step,
+}
+
+
+def _cursor(record: EpisodeRecord, sort: str = "started") -> str:
+    return f"{getattr(record, SORTS[sort].name)!r}~{record.id}"
 
 
 def _parse_cursor(cursor: str) -> tuple[float, str]:
     try:
-        started, eid = cursor.split("~", 1)
-        return float(started), eid
+        value, eid = cursor.split("~", 1)
+        return float(value), eid
     except ValueError as exc:
         raise RecordingError(f"bad listing cursor {cursor!r}", code="BAD_CURSOR") from exc
 
@@ -165,27 +198,45 @@ def _tags_for(conn: Connection, ids: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def list_episodes(
-    conn: Connection, filters: EpisodeFilter, *, limit: int = 50, cursor: str | None = None
+    conn: Connection, filters: EpisodeFilter, *, limit: int = 50, cursor: str | None = None,
+    sort: str = "started", descending: bool = True,
 ) -> EpisodePage:
-    """Newest first; one query for the page plus one for its tags."""
+    """One page in ``sort`` order (``SORTS``; newest first by default), then by id; a page
+    boundary is a row-value cursor ``(value, id) < (:v, :id)`` an index on the order can seek to.
+    Episodes whose sort value is null are left out of a sort other than ``started``, and live
+    ones out of the ``return`` and ``length`` orders."""
+    if sort not in SORTS:
+        raise RecordingError(f"unknown sort {sort!r}; one of {sorted(SORTS)}", code="BAD_SORT")
     limit = max(1, min(int(limit), MAX_PAGE))
-    where = filters.clauses()
+    column = SORTS[sort]
+    few = filters.has_range() and sort == "started" and _few_in_range(conn, filters)
+    where = filters.clauses(ranges=not few)
+    if sort in ("return", "length"):
+        where.append(_EP.c.ended_at.is_not(None))  # the partial indexes: a live episode's value still moves
+    if sort != "started":
+        where.append(column.is_not(None))
     if cursor:
-        started, eid = _parse_cursor(cursor)
-        c = _EP.c
-        where.append(or_(c.started_at < started, and_(c.started_at == started, c.id < eid)))
-    stmt = (
-        select(*_LIST_COLUMNS)
-        .where(*where)
-        .order_by(_EP.c.started_at.desc(), _EP.c.id.desc())
-        .limit(limit + 1)
-    )
-    rows = conn.execute(stmt).all()
+        value, eid = _parse_cursor(cursor)
+        key = tuple_(column, _EP.c.id)
+        where.append(key < tuple_(value, eid) if descending else key > tuple_(value, eid))
+    if few:  # the few ended matches through the range's partial index, the live ones through theirs
+        ended = select(*_LIST_COLUMNS).where(*where, _EP.c.ended_at.is_not(None), *_range_terms(filters, plain=True))
+        live = select(*_LIST_COLUMNS).where(*where, _EP.c.ended_at.is_(None), *_range_terms(filters, plain=False))
+        both = union_all(ended, live).subquery()
+        cols, source = [both.c[c.name] for c in _LIST_COLUMNS], both
+        sort_col, id_col = both.c[column.name] + 0, both.c.id  # + 0: no arm walks the order's index
+    else:
+        cols, source, sort_col, id_col = _LIST_COLUMNS, None, column, _EP.c.id
+    order = (sort_col.desc(), id_col.desc()) if descending else (sort_col.asc(), id_col.asc())
+    stmt = select(*cols).where(*([] if few else where))
+    if source is not None:
+        stmt = stmt.select_from(source)
+    rows = conn.execute(stmt.order_by(*order).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
     tags = _tags_for(conn, [r.id for r in rows])
     items = [_episode(r, tags=tags.get(r.id, ())) for r in rows]
-    return EpisodePage(items=items, next_cursor=_cursor(items[-1]) if more else None)
+    return EpisodePage(items=items, next_cursor=_cursor(items[-1], sort) if more else None)
 
 
 def list_forks(conn: Connection, episode_id: str, *, limit: int = 100) -> list[EpisodeRecord]:

@@ -14,7 +14,17 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
-from .models import EnvRun, Episode, EpisodeTag, RecordingMeta, Step, StepAgent, StepChunk, TrainingRun
+from .models import (
+    READ_INDEXES,
+    EnvRun,
+    Episode,
+    EpisodeTag,
+    RecordingMeta,
+    Step,
+    StepAgent,
+    StepChunk,
+    TrainingRun,
+)
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
@@ -65,6 +75,8 @@ def _add_training_runs(conn: Connection) -> None:
         "CREATE INDEX IF NOT EXISTS ix_episode_training "
         "ON episode (training_run_id, train_step, group_id, group_index)"
     ))
+    for index in READ_INDEXES:
+        index.create(conn, checkfirst=True)
     if "tokens" not in {c["name"] for c in inspect(conn).get_columns("step_agent")}:
         blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
         conn.execute(text(f"ALTER TABLE step_agent ADD COLUMN tokens {blob}"))

@@ -331,6 +331,14 @@ class EpisodeStore(TrainingRunsMixin):
             journal = self._step_journal()
         journal.append_wire(episode_id, idx, t, latency_ms, reward, done, request, reply)
 
+    def journal_wires(self, steps: list[tuple[Any, ...]]) -> None:
+        """``journal_wire`` for several steps at once (each a tuple of its arguments): one lock, one
+        call, for a batch of sessions (``VectorEnvClient``)."""
+        journal = self._journal
+        if journal is None:
+            journal = self._step_journal()
+        journal.append_wires(steps)
+
     def journal_end(self, episode_id: str, reason: str) -> None:
         """``finish_episode``, committed after the journaled steps before it (a crash first leaves the
         episode unfinished, as it would have been anyway)."""
@@ -431,11 +439,14 @@ class EpisodeStore(TrainingRunsMixin):
 
     # -- reads (see queries.py) ------------------------------------------------------------------
     def list_episodes(
-        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None
+        self, filters: queries.EpisodeFilter | None = None, *, limit: int = 50, cursor: str | None = None,
+        sort: str = "started", descending: bool = True,
     ) -> EpisodePage:
-        """One page of episodes, newest first (keyset pagination, no COUNT)."""
+        """One page of episodes, newest first or in another ``queries.SORTS`` order (keyset
+        pagination, no COUNT)."""
         with guarded("list episodes"), self.engine.connect() as conn:
-            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor)
+            return queries.list_episodes(conn, filters or queries.EpisodeFilter(), limit=limit, cursor=cursor,
+                                         sort=sort, descending=descending)
 
     def count_episodes(self, filters: queries.EpisodeFilter | None = None) -> int:
         """How many episodes match (a COUNT: use for totals, not for every page)."""

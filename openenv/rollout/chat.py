@@ -226,6 +226,7 @@ def _captured(data: dict[str, Any], level: str) -> dict[str, Any]:
     report = check_turn(reply.prompt_ids, reply.sampled_ids, reply.logprobs, finish_reason=reply.finish_reason)
     return {"level": level, "prompt_ids": reply.prompt_ids, "sampled_ids": reply.sampled_ids,
             "logprobs": reply.logprobs if report.ok else None, "reply": reply.message,
+            "sampled_tokens": reply.sampled_tokens,
             "findings": reply.findings + [str(f) for f in report.findings]}
 
 

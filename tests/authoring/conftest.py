@@ -20,8 +20,8 @@ def openenv(*args: str, cwd: str | Path | None = None, timeout: float = 300) -> 
 
 @pytest.fixture(scope="session")
 def scaffold(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh env made by ``openenv init guess-number`` (shared: tests must not modify it)."""
-    target = tmp_path_factory.mktemp("scaffold") / "guess_number"
-    done = openenv("init", "guess-number", "--dir", str(target))
+    """A fresh env made by ``openenv init guess_number`` (shared: tests must not modify it)."""
+    base = tmp_path_factory.mktemp("scaffold")
+    done = openenv("init", "guess_number", "--output-dir", str(base))
     assert done.returncode == 0, done.stderr
-    return target
+    return base / "guess_number"

@@ -39,7 +39,7 @@ def test_serve_dir_answers_web_and_validates(scaffold: Path):
         wait_healthy(url, timeout_s=60)
         page = httpx.get(f"{url}/web", timeout=30)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-        assert "guess-number" in page.text
+        assert "guess_number" in page.text
         report = run_wire_checks(url, actions=[{"guess": 50}, {"guess": 1}])
         assert report.ok, report.format_text()
     finally:
@@ -52,7 +52,7 @@ def test_build_makes_an_image_that_serves_the_env(scaffold: Path, base_image: st
                    timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == IMAGE_TAG
-    url = docker_provider.start_container(IMAGE_TAG, env_name="guess-number")
+    url = docker_provider.start_container(IMAGE_TAG, env_name="guess_number")
     docker_provider.wait_for_ready(url, timeout_s=120)
     assert httpx.get(f"{url}/web", timeout=30).status_code == 200
     report = run_wire_checks(url)

@@ -92,16 +92,20 @@ def test_validate_url_json_report_and_exit_code(echo_url):
 
 
 @pytest.mark.parametrize(
-    ("args", "words"),
+    ("args", "code", "words"),  # the codes are 0.10's: 2 not a package directory, 3 bad level or policy
     [
-        (["validate", "no/such/dir"], "not a directory or an http(s):// URL"),
-        (["validate", "http://127.0.0.1:9", "--action", "{oops"], "Invalid value for --action: not JSON"),
-        (["validate", "http://127.0.0.1:9", "--action", "[1]"], "an action must be a JSON object"),
+        (["validate", "no/such/dir"], 2, "Error: not a package directory: no/such/dir"),
+        (["validate", ".", "--level", "deep"], 3, "unknown level 'deep'"),
+        (["validate", ".", "--policy", "v9"], 3, "no severity policy for version 'v9'"),
+        (["validate", "--url", "http://127.0.0.1:9", "--local"], 1, "--local cannot be combined with a running URL"),
+        (["validate", ".", "--url", "http://127.0.0.1:9"], 1, "Cannot combine a local path argument with --url"),
+        (["validate", "http://127.0.0.1:9", "--action", "{oops"], 2, "Invalid value for --action: not JSON"),
+        (["validate", "http://127.0.0.1:9", "--action", "[1]"], 2, "an action must be a JSON object"),
     ],
 )
-def test_cli_errors_are_one_clean_line(args, words):
+def test_cli_errors_are_one_clean_line(args, code, words):
     done = subprocess.run([*OPENENV, *args], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
+    assert done.returncode == code
     assert words in done.stderr and "Traceback" not in done.stderr
 
 

@@ -62,7 +62,7 @@ def test_token_comparison_over_every_capturing_writer(engine_url: str, tmp_path:
         mixed = sc.page("/episodes/compare/tokens", params={"a": proxy_a, "b": rollout})
         assert mixed.by_id("token-compare-summary").attrs["data-divergence"] == "0"
         line = mixed.by_id("token-divergence-line").text()
-        assert "call 1" in line and "prompts agree on their first" in line
+        assert "conversation 1, turn 1" in line and "prompts agree on their first" in line
         assert len(mixed.by_id("tok-call-0").with_class("tok-diff")) == 2  # marked on both sides of the pair
 
         vs_collect = sc.page("/episodes/compare/tokens", params={"a": collected[:10], "b": proxy_a})

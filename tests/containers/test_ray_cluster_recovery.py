@@ -56,6 +56,8 @@ def test_a_killed_gcs_is_named_its_logs_kept_and_the_cluster_restarted(
     assert all(s in death.cause for s in seen)
     assert (death.kept / "node-0.log").is_file() and (death.kept / "logs" / "gcs_server.out").is_file()
     assert "node-0.log" in death.report  # the report quotes the cluster's own logs
+    if sig == signal.SIGTERM:  # `ray start` lets that one pass; the GCS said it was asked to end
+        assert "gcs_server.out: (gcs_server) gcs_server_main.cc" in death.cause and "received SIGTERM" in death.cause
     if sig == signal.SIGKILL:
         assert "exited unexpectedly" in death.report  # what `ray start --block` said before ending
         assert "`ray start` saw gcs_server [exit code=-9" in death.cause  # and how the GCS ended

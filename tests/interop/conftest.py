@@ -48,6 +48,7 @@ def serving_published_echo(peer_python: str, max_sessions: int) -> Iterator[str]
         cwd="/",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # the published package, not ours
     )
     url = f"http://127.0.0.1:{port}"
     try:

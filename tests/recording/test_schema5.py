@@ -9,6 +9,7 @@ from pathlib import Path
 from sqlalchemy import inspect
 
 from openenv.recording import EpisodeStore
+from openenv.recording.models import READ_INDEXES
 from openenv.recording.schema import SCHEMA_VERSION, read_version
 
 NEW_EPISODE_COLUMNS = {"training_run_id", "train_step", "group_id", "group_index", "finish_reason",
@@ -18,6 +19,8 @@ NEW_EPISODE_COLUMNS = {"training_run_id", "train_step", "group_id", "group_index
 def _downgrade_to_4(db: Path) -> None:
     con = sqlite3.connect(db)
     con.execute("DROP INDEX ix_episode_training")
+    for index in READ_INDEXES:
+        con.execute(f"DROP INDEX {index.name}")
     for column in sorted(NEW_EPISODE_COLUMNS):
         con.execute(f"ALTER TABLE episode DROP COLUMN {column}")
     con.execute("ALTER TABLE step_agent DROP COLUMN tokens")

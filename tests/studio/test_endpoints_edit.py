@@ -22,6 +22,8 @@ def test_edit_rename_and_delete_an_endpoint(sc: StudioClient, studio_data: Path)
     base = {"base_url": "http://127.0.0.1:9/v1", "model": "m1"}
     assert _save(sc, name="edit-me", temperature="0.5", api_key="sk-typed-edit", **base).status_code == 303
     assert _save(sc, name="other-one", **base).status_code == 303
+    again = _save(sc, name="other-one", **{**base, "model": "overwrite?"})  # a new endpoint, not an edit
+    assert again.status_code == 422 and "exists already" in again.text and "overwrite?" not in _listed(sc)["other-one"]
     form = sc.page("/models", params={"edit": "edit-me"}).by_id("endpoint-form")
     assert form.find("input", id="ep-temp").attrs["value"] == "0.5"
     assert form.find("input", name="original_name").attrs["value"] == "edit-me"

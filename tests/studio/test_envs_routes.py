@@ -124,7 +124,8 @@ def test_runtime_page_logs_and_follow(sc: StudioClient, echo_rid: str) -> None:
     assert "serving echo" in doc.by_id("logs").text()
     frag = sc.fragment(f"/envs/r/{echo_rid}/logs", params={"follow": "1"})
     assert frag.by_id("logs").attrs["hx-trigger"] == "every 1s"
-    assert "hx-trigger" not in sc.fragment(f"/envs/r/{echo_rid}/logs").by_id("logs").attrs
+    unfollowed = sc.fragment(f"/envs/r/{echo_rid}/logs").by_id("logs").attrs
+    assert unfollowed["hx-trigger"] == "studio:logs from:body"  # no polling: it reloads only after a restart
     assert sc.page(f"/envs/r/{echo_rid}/logs").by_id("logs") is not None
     assert sc.page(f"/envs/r/{echo_rid}/status").find("section", data_runtime=echo_rid) is not None
 
@@ -201,9 +202,32 @@ def test_restart_from_the_runtime_page_swaps_its_summary(sc: StudioClient) -> No
         node = fragment(resp.text).by_id("runtime-summary")
         assert node.attrs["data-status"] == "starting" and node.attrs["hx-get"].endswith("/summary")
         sc.wait_launch(rid)
-        node = sc.fragment(f"/envs/r/{rid}/summary").by_id("runtime-summary")
+        resp = sc.http.get(f"/envs/r/{rid}/summary", headers={"HX-Request": "true"})
+        node = fragment(resp.text).by_id("runtime-summary")
         assert node.attrs["data-status"] == "running"
+        assert resp.headers["HX-Trigger"] == "studio:logs"  # the log panel reloads for the new process
+        logs = sc.page(f"/envs/r/{rid}").by_id("logs")
+        assert logs.attrs["hx-trigger"] == "studio:logs from:body" and logs.attrs["hx-get"].endswith("/logs")
         row = next(r for r in sc.fragment("/envs/running").find_all("tr") if r.attrs.get("data-runtime") == rid)
         assert row.with_class("url-cell")[0].text() in node.text()  # the current URL, not the old one
     finally:
         sc.post(f"/envs/r/{rid}/stop")
+
+
+def test_stop_asks_first_while_sessions_are_open(sc: StudioClient) -> None:
+    from openenv.core import GenericEnvClient
+
+    rid = sc.launch("echo")
+    try:
+        row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
+        url = row.with_class("url-cell")[0].text().strip()
+        assert "hx-confirm" not in row.find("button", class_="small stop").attrs
+        with GenericEnvClient(base_url=url).sync() as client:
+            client.reset()
+            row = sc.fragment("/envs/running").find("tr", data_runtime=rid)
+            stop = row.with_class("stop")[0]
+            assert "1 session is open" in stop.attrs["hx-confirm"]
+            summary = sc.page(f"/envs/r/{rid}").by_id("stop-button")
+            assert "1 session is open" in summary.attrs["data-confirm"]
+    finally:
+        sc.post(f"/envs/r/{rid}/stop", htmx=False)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from openenv.core import GenericEnvClient
 from openenv.recording import EpisodeStore, RecordingError, fork, fork_sync, record
-from openenv.recording.schema import read_version
+from openenv.recording.schema import SCHEMA_VERSION, read_version
 from tests.recording.conftest import pg_url  # noqa: F401,F811 - a fresh PostgreSQL database
 from tests.studio.drift_env import drift_app
 from tests.webui.servers import serve
@@ -145,7 +145,7 @@ def test_a_schema_2_sqlite_store_gains_the_fork_columns(tmp_path: Path, echo_url
             old = env.episode_id
     _downgrade_sqlite(db)
     with EpisodeStore(db) as store:
-        assert store.write(read_version) == 4
+        assert store.write(read_version) == SCHEMA_VERSION
         assert store.get_episode(old).parent_episode_id is None
         assert store.load_steps(old)[1].action == {"message": "kept"}
         with GenericEnvClient(base_url=echo_url).sync() as client:
@@ -164,7 +164,7 @@ def test_a_schema_2_postgres_store_gains_the_fork_columns(pg_url: str, echo_url:
             "DROP INDEX ix_episode_parent; ALTER TABLE episode DROP COLUMN parent_episode_id, DROP COLUMN fork_step;"
             " UPDATE recording_meta SET value = '2' WHERE key = 'schema_version'"))
     with EpisodeStore(pg_url) as store:
-        assert store.write(read_version) == 4
+        assert store.write(read_version) == SCHEMA_VERSION
         with GenericEnvClient(base_url=echo_url).sync() as client:
             child = fork_sync(store, old, client, step=1).report.episode_id
         ep = store.get_episode(child)

@@ -60,7 +60,9 @@ def test_fork_on_offers_only_the_same_kind(sc: StudioClient, echo_rid: str, drif
     offered = {o.attrs["value"] for o in select.find_all("option")}
     assert echo_rid in offered and drift_rid not in offered
     rerun = {o.attrs["value"] for o in sc.page(f"/episodes/{parent}").by_id("rerun-runtime").find_all("option")}
-    assert drift_rid in rerun  # the re-run list is not what is tested here: it lists every env
+    assert echo_rid in rerun and drift_rid not in rerun  # a re-run, like a fork, needs an env of the same kind
+    refused = sc.post(f"/episodes/{parent}/rerun", {"runtime": drift_rid})
+    assert refused.status_code == 400 and "same kind" in refused.text
     resp = sc.post(f"/episodes/{parent}/fork", {"step": "1", "runtime": drift_rid})
     assert resp.status_code == 400 and "not a echo environment" in fragment(resp.text).text()
     assert _forks(studio_data, parent) == []

@@ -34,6 +34,8 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "episode_rerun": ("/episodes/{eid}/rerun", ("runtime",), True),
     "episode_delete": (f"/episodes/{GONE}/delete", (), True),
     "episode_notes": ("/episodes/{eid}/notes", ("tags", "notes"), True),
+    "episodes_delete": ("/episodes/delete", ("ids",), False),
+    "episodes_export_job": ("/episodes/export/jobs", ("env", "min_length", "seed", "run"), False),
     "episode_fork": ("/episodes/{eid}/fork", ("step", "runtime"), True),
     "fork_proceed": ("/play/s/{sid}/fork/proceed", (), True),
     "fork_discard": (f"/play/s/{GONE}/fork/discard", (), True),
@@ -47,6 +49,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "play_model_start": ("/play/s/{sid}/model", ("endpoint", "steps"), True),
     "play_model_takeback": ("/play/s/{sid}/takeback", (), True),
     "play_open": ("/play/{rid}", ("session", "episode"), False),
+    "play_end": (f"/play/s/{GONE}/end", (), True),
 }
 
 

@@ -58,6 +58,10 @@ def test_tools_are_played_and_recorded(sc: StudioClient, toolbox_rid: str, studi
         assert failed.status_code == 200
         assert "a note needs some text" in failed.text and "tool-error" in failed.text
 
+        missing = {k: v for k, v in data.items() if not k.startswith(f"{prefix}.text")}
+        refused = sc.post(url, missing)  # a required argument left out: not sent, not recorded
+        assert refused.status_code == 422 and "Field required" in refused.text
+
         store = EpisodeStore(studio_data / "episodes.db")
         try:
             steps = store.load_steps(eid, start=1)

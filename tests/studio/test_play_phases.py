@@ -254,3 +254,24 @@ def test_an_idle_session_is_closed_not_forgotten(tmp_path: Path) -> None:
 
     with serve(echo_app()) as env_url:
         asyncio.run(run(env_url))
+
+
+def test_end_ends_the_episode_and_keeps_the_session(sc: StudioClient, echo_env: tuple[str, str],
+                                                    studio_data: Path) -> None:  # fmt: skip
+    tab = Tab(sc, echo_env[1])
+    assert "end-episode" not in sc.http.get(f"/play/s/{tab.sid}/status", headers={"HX-Request": "true"}).text
+    assert tab.post("reset").status_code == 200
+    assert tab.step("one").status_code == 200
+    eid = tab.status()["data-episode"]
+    status = sc.fragment(f"/play/s/{tab.sid}/status").by_id("play-status")
+    assert status.find("button", id="end-episode") is not None
+    ended = tab.post("end")
+    assert ended.status_code == 200 and fragment(ended.text).find("button", id="end-episode") is None
+    with EpisodeStore(studio_data / "episodes.db") as store:
+        ep = store.get_episode(eid)
+    assert ep.end_reason == "ended" and ep.step_count == 1
+    refused = tab.step("two")
+    assert refused.status_code == 409 and _code(refused) == "STEP_BEFORE_RESET"
+    assert tab.post("reset").status_code == 200 and tab.step("again").status_code == 200
+    assert tab.status()["data-episode"] != eid
+    tab.post("close")

@@ -34,6 +34,7 @@ def test_restart_readopts_living_and_marks_dead(tmp_path: Path) -> None:
             assert row.attrs["data-status"] == "running" and "re-adopted" in row.text()
             assert row.find("td", class_="health").text().strip() == "healthy"
             new_rid = row.attrs["data-runtime"]
+            assert new_rid == rid  # the same id: links saved before the restart still work
             assert sc.open_play(new_rid).status_code == 200
             sc.http.close()
 

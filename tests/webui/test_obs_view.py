@@ -113,3 +113,10 @@ def test_schema_at_follows_pointers_through_refs() -> None:
     assert schema_at(payload, "/observation/nothing") is None and schema_at(None, "/x") is None
     sub = schema_at(payload, "/observation/frames")
     assert build_view([{"pixels": PNG}], "/observation/frames", schema=sub).children[0][1].children[0][1].kind == "image"
+
+
+def test_floats_are_shown_short_with_the_exact_value_kept() -> None:
+    view = dict(build_view({"x": 0.1 + 0.2, "n": 12345678901234567890, "h": 0.5}).children)
+    assert (view["x"].text, view["x"].src) == ("0.3", "0.30000000000000004")
+    assert (view["n"].text, view["n"].src) == ("12345678901234567890", "")  # integers in full
+    assert (view["h"].text, view["h"].src) == ("0.5", "")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -19,17 +21,31 @@ from starlette.responses import JSONResponse, Response
 
 from openenv.core.errors import OpenEnvError
 from openenv.core.origin_policy import OriginGuard
-from openenv.recording import EpisodeStore
+from openenv.recording import EpisodeStore, StoreFullError
 from webui import assets
 from webui.fragment_errors import describe
 from webui.studio import mcp_play, web_view_play
 from webui.studio.catalogue import Catalogue
+from webui.studio.export_jobs import ExportJobs
 from webui.studio.launcher import Launcher
 from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
-from webui.studio.routes import compare, envs, episodes, forks, models, play, sessions, tokens
+from webui.studio.routes import (
+    compare,
+    envs,
+    episodes,
+    exports,
+    forks,
+    models,
+    play,
+    play_end,
+    runs,
+    sessions,
+    tokens,
+    transcript,
+)
 from webui.studio.security import NoFraming, TimingMiddleware, TokenGate, check_csrf, new_secret
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
@@ -38,6 +54,7 @@ __all__ = ["create_studio_app"]
 
 log = logging.getLogger("openenv.studio")
 JOURNAL_RECOVERY_INTERVAL_S = 5.0
+SWITCH_INTERVAL_S = 0.001
 
 
 async def _static(request: Request, path: str) -> Response:
@@ -55,6 +72,8 @@ async def _recover_journals(store: EpisodeStore) -> None:
         await asyncio.sleep(JOURNAL_RECOVERY_INTERVAL_S)
         try:
             await asyncio.to_thread(store.recover_journals)
+        except StoreFullError:  # no room yet: tried again in a few seconds, no traceback each time
+            log.warning("step journals wait: the store's disk is full")
         except OpenEnvError:
             log.exception("recovering step journals failed")
 
@@ -65,6 +84,10 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # database reads and page rendering run in worker threads: hand the interpreter back to
+        # the event loop every 1 ms (5 ms by default) so /health and small pages answer while
+        # they run
+        sys.setswitchinterval(float(os.environ.get("OPENENV_STUDIO_SWITCH_S", SWITCH_INTERVAL_S)))
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         store = EpisodeStore(settings.database_target)
         catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host,
@@ -77,11 +100,13 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
         app.state.studio = studio
         app.state.model_endpoints = Endpoints(settings.data_dir)  # Run a model, takeover in Play
         app.state.model_runs, app.state.takeovers = ModelRuns(store, settings.data_dir), Takeovers()
+        app.state.export_jobs = ExportJobs()
         recovery = asyncio.create_task(_recover_journals(store))
         try:
             yield
         finally:
             recovery.cancel()
+            app.state.export_jobs.close()
             await app.state.takeovers.close()
             await app.state.model_runs.close()
             await studio.reruns.close()
@@ -96,10 +121,14 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     guard = [Depends(check_csrf)]
     app.include_router(envs.router, dependencies=guard)
     app.include_router(play.router, dependencies=guard)
+    app.include_router(play_end.router, dependencies=guard)
     app.include_router(mcp_play.router, dependencies=guard)
     app.include_router(web_view_play.router, dependencies=guard)
     app.include_router(compare.router, dependencies=guard)  # before /episodes/{eid}
+    app.include_router(exports.router, dependencies=guard)  # before /episodes/{eid}
     app.include_router(episodes.router, dependencies=guard)
+    app.include_router(transcript.router, dependencies=guard)
+    app.include_router(runs.router, dependencies=guard)
     app.include_router(tokens.router, dependencies=guard)
     app.include_router(forks.router, dependencies=guard)
     app.include_router(sessions.router, dependencies=guard)

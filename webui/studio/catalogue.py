@@ -1,5 +1,8 @@
 """What can be launched: bundled envs, env directories and ``module:app`` paths the user added,
-and local Docker images carrying OpenEnv labels. User additions persist in ``catalogue.json``."""
+and local Docker images carrying OpenEnv labels. User additions persist in ``catalogue.json``.
+
+A local catalog snapshot (0.10's metadata-only format, ``openenv catalog build``) can be added
+too: its environments are listed to browse (name, description, source, license), not launched."""
 
 from __future__ import annotations
 
@@ -33,6 +36,16 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except (OSError, ValueError):
         return False
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, false for a name the system refuses."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 _DOCKER_TTL_S = 15.0
 
 
@@ -72,14 +85,17 @@ class Entry:
     """One launchable thing; ``key`` is URL-safe and stable."""
 
     key: str
-    kind: str  # bundled | directory | module | image | imported (verifiers:/ors:, served live)
+    kind: str  # bundled | directory | module | image | imported (verifiers:/ors:) | snapshot | catalog
     target: str
     providers: tuple[str, ...]
     detail: str = ""
+    title: str = ""  # a catalog entry's display name
 
     @property
     def name(self) -> str:
-        if self.kind == "directory":
+        if self.title:
+            return self.title
+        if self.kind in ("directory", "snapshot"):
             return Path(self.target).name
         return self.target
 
@@ -127,13 +143,16 @@ class Catalogue:
                for n in bundled_envs()]
         for item in self._user_targets():
             kind, target = item.get("kind", "module"), item["target"]
+            if kind == "snapshot":
+                out += _snapshot_entries(target)
+                continue
             out.append(Entry(_key(kind, target), kind, target, ("process",), item.get("detail", "")))
         docker = docker or DockerStatus(False)
         if docker.available:
             kinds = ("docker", "swarm") if docker.swarm else ("docker",)
             out += [Entry(_key("image", tag), "image", tag, kinds, f"image {short}") for tag, short in docker.images]
         if docker.ray.available:  # Ray serves every kind of entry (images on nodes with Docker)
-            out = [replace(e, providers=(*e.providers, "ray")) for e in out]
+            out = [replace(e, providers=(*e.providers, "ray")) if e.providers else e for e in out]
         return out
 
     def get(self, key: str, docker: DockerStatus | None = None) -> Entry:
@@ -141,6 +160,13 @@ class Catalogue:
             if entry.key == key:
                 return entry
         raise NotFoundError(f"no catalogue entry {key!r}", what="entry")
+
+    def launchable(self, key: str, docker: DockerStatus | None = None) -> Entry:
+        """``get``, refusing what cannot be launched (a catalog snapshot's metadata-only rows)."""
+        entry = self.get(key, docker)
+        if not entry.providers:
+            raise CatalogueError(f"{entry.name} is metadata from a catalog snapshot: there is nothing to launch")
+        return entry
 
     def add(self, target: str) -> Entry:
         """Add an env directory, ``module:app`` path or live ``verifiers:``/``ors:`` target (checked, not imported)."""
@@ -160,6 +186,14 @@ class Catalogue:
             except TargetError as exc:
                 raise CatalogueError(str(exc)) from exc
             kind = "imported"
+        elif _is_file(path) and path.suffix == ".json":
+            from openenv.discovery import CatalogError, load_catalog
+
+            try:
+                load_catalog(path)
+            except CatalogError as exc:
+                raise CatalogueError(f"{path.name}: {exc}") from exc
+            kind, target = "snapshot", str(path.resolve())
         elif _is_dir(path):
             try:
                 resolve_target(str(path))
@@ -169,13 +203,14 @@ class Catalogue:
         elif _MODULE_APP.match(target):
             kind = "module"
         else:
-            raise CatalogueError(f"{target!r} is neither an env directory, a module:app path nor verifiers:/ors:MODULE.")
+            raise CatalogueError(f"{target!r} is neither an env directory, a module:app path, verifiers:/ors:MODULE "
+                                 "nor a catalog snapshot (.json).")
         with self._lock:
             items = self._user_targets()
             if not any(i["target"] == target for i in items):
                 items.append({"kind": kind, "target": target, "added_at": str(time.time())})
                 self._save(items)
-        return Entry(_key(kind, target), kind, target, ("process",))
+        return Entry(_key(kind, target), kind, target, () if kind == "snapshot" else ("process",))
 
     def remove(self, key: str) -> None:
         with self._lock:
@@ -188,3 +223,22 @@ class Catalogue:
     @staticmethod
     def as_dict(entry: Entry) -> dict[str, Any]:
         return {"key": entry.key, "kind": entry.kind, "target": entry.target, "providers": list(entry.providers)}
+
+
+def _snapshot_entries(path: str) -> list[Entry]:
+    """A snapshot's row, then one row per environment in it (metadata only: nothing to launch)."""
+    from openenv.discovery import CatalogError, load_catalog
+
+    head = Entry(_key("snapshot", path), "snapshot", path, ())
+    try:
+        snapshot = load_catalog(path)
+    except CatalogError as exc:
+        return [replace(head, detail=f"catalog snapshot, unreadable now: {exc}")]
+    rows = [replace(head, detail=f"catalog snapshot of {snapshot.source.id}@{snapshot.source.revision[:12]}, "
+                                 f"{len(snapshot.entries)} environments (metadata only)")]
+    for e in snapshot.entries:
+        card = e.data
+        detail = (f"{card.description} · {card.source.uri} {card.source.path}@{card.source.revision[:12]} · "
+                  f"license {card.license}")
+        rows.append(Entry(_key("catalog", e.identifier), "catalog", e.identifier, (), detail, title=e.display_name))
+    return rows

@@ -23,9 +23,12 @@ def _buckets(n: int, limit: int) -> list[tuple[int, int]]:
 
 
 def reward_chart(
-    rewards: Sequence[float | None], *, width: int = 640, height: int = 170, current: int | None = None
+    rewards: Sequence[float | None], *, width: int = 640, height: int = 170, current: int | None = None,
+    step_url: str | None = None,
 ) -> Markup:
-    """Step rewards (bars, min/max per bucket when downsampled) and the running return (line).
+    """Step rewards (bars, min/max per bucket when downsampled) and the running return (line),
+    with a legend, a marker per step when there are few, and (``step_url``, e.g. ``?step=``)
+    a link per step or bucket to that step.
 
     ``rewards[i]`` is step ``i``'s reward (index 0 is the reset). ``current`` marks a step.
     """
@@ -70,8 +73,23 @@ def reward_chart(
                      f'width="{bar_w:.1f}" height="{max(0.5, y(bottom) - y(top)):.1f}"/>')
     points = " ".join(f"{x(end - 1):.1f},{y(running[end - 1]):.1f}" for _, end in buckets)
     parts.append(f'<polyline class="return" points="{points}"/>')
+    if len(buckets) <= 60:
+        parts += [f'<circle class="marker" cx="{x(end - 1):.1f}" cy="{y(running[end - 1]):.1f}" r="2.5"/>'
+                  for _, end in buckets]
+    if step_url is not None:
+        slot = w / len(buckets)
+        for start, end in buckets:
+            tip = (f"step {start}" if end - start == 1 else f"steps {start}..{end - 1}") + \
+                f": reward {format_number(max(values[start:end], key=abs))}, return {format_number(running[end - 1])}"
+            parts.append(f'<a class="step-hit" href="{escape(step_url)}{start}" data-step="{start}"><rect '
+                         f'x="{x(start) - slot / 2:.1f}" y="{pad_t}" width="{max(slot, 1.0):.1f}" height="{h}">'
+                         f'<title>{escape(tip)}</title></rect></a>')
     if current is not None and 0 <= current < n:
         parts.append(f'<line class="cursor" x1="{x(current):.1f}" y1="{pad_t}" x2="{x(current):.1f}" '
                      f'y2="{pad_t + h}"/>')
-    parts.append(f"<title>{escape(f'return {format_number(running[-1])} after {n - 1} steps')}</title></svg>")
-    return Markup("".join(parts))
+    parts.insert(1, f"<title>{escape(f'return {format_number(running[-1])} after {n - 1} steps')}</title>")
+    parts.append("</svg>")
+    legend = ('<p class="chart-legend"><span class="key bar">reward per step'
+              + (" (min..max per bucket)" if n > len(buckets) else "") + '</span><span class="key mean">running return</span>'
+              + (" · click a step to open it" if step_url is not None else "") + "</p>")
+    return Markup("".join(parts) + legend)

@@ -4,6 +4,7 @@ its neighbour window and its diff against the previous step."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -11,15 +12,19 @@ from typing import Any
 
 from sqlalchemy import text
 
-from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff
+from openenv.recording import Diff, EpisodeFilter, EpisodeRecord, EpisodeStore, StepRecord, diff, run_queries
+from openenv.recording.run_queries import FilterStats
 from webui.env_views import payload_schema
 from webui.obs_view import View, build_view, schema_at
 
-__all__ = ["FILTER_FIELDS", "ListingQuery", "StepPanel", "distinct_values", "load_step_panel",
+__all__ = ["FILTER_FIELDS", "SORT_LABELS", "FilterStats", "ListingQuery", "filter_stats", "StepPanel", "distinct_values", "load_step_panel",
            "parse_listing", "reward_series"]
 
 FILTER_FIELDS = ("env", "source", "label", "tag", "since", "until", "min_return", "max_return",
-                 "min_length", "max_length", "finished")
+                 "min_length", "max_length", "finished", "run", "step", "group", "seed", "sort", "dir")
+SORT_LABELS = {"started": "started", "return": "return", "length": "steps", "reward": "trainer reward",
+               "advantage": "advantage", "step": "training step"}
+INT_LIMIT = 2**63 - 1  # what every store's integer columns hold
 SUMMARY_CHARS = 90
 
 
@@ -31,6 +36,8 @@ class ListingQuery:
     filters: EpisodeFilter
     errors: dict[str, str] = field(default_factory=dict)
     cursor: str | None = None
+    sort: str = "started"
+    descending: bool = True
 
     def query_string(self, **extra: str) -> str:
         from urllib.parse import urlencode
@@ -58,16 +65,38 @@ def parse_listing(query: Mapping[str, str]) -> ListingQuery:
                 kwargs[name] = _date(values[name], end=end)
             except ValueError:
                 errors[name] = "a date like 2026-01-31"
-    for name, conv in (("min_return", float), ("max_return", float), ("min_length", int), ("max_length", int)):
+    for name, conv in (("min_return", float), ("max_return", float), ("min_length", int), ("max_length", int),
+                       ("step", int), ("seed", int)):
         if values[name]:
-            try:
-                kwargs[name] = conv(values[name])
-            except ValueError:
-                errors[name] = "a number" if conv is float else "a whole number"
+            kwargs[{"step": "train_step"}.get(name, name)] = _number(values[name], conv, name, errors)
+    if values["run"]:
+        kwargs["training_run_id"] = values["run"]
+    if values["group"]:
+        kwargs["group_id"] = values["group"]
     if values["finished"] in ("yes", "no"):
         kwargs["finished"] = values["finished"] == "yes"
+    sort = values["sort"] or "started"
+    if sort not in SORT_LABELS:
+        errors["sort"] = f"one of {', '.join(SORT_LABELS)}"
+        sort = "started"
     cursor = (query.get("cursor") or "").strip() or None
-    return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return ListingQuery(values, EpisodeFilter(**kwargs), errors, cursor, sort, values["dir"] != "asc")
+
+
+def _number(raw: str, conv: type, name: str, errors: dict[str, str]) -> float | int | None:
+    try:
+        value = conv(raw)
+    except ValueError:
+        errors[name] = "a number" if conv is float else "a whole number"
+        return None
+    if conv is float and not math.isfinite(value):
+        errors[name] = "a finite number"
+        return None
+    if conv is int and abs(value) > INT_LIMIT:
+        errors[name] = f"a whole number between {-INT_LIMIT} and {INT_LIMIT}"
+        return None
+    return value
 
 
 def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[str]:
@@ -81,6 +110,12 @@ def distinct_values(store: EpisodeStore, column: str, limit: int = 200) -> list[
         return [r[0] for r in conn.execute(sql, {"n": limit})]
 
 
+def filter_stats(store: EpisodeStore, filters: EpisodeFilter) -> FilterStats:
+    """A count and the means over the matching episodes (a scan of what matches: load it after the list)."""
+    with store.engine.connect() as conn:
+        return run_queries.filter_stats(conn, filters)
+
+
 def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:
     """Every step's reward in order (index 0 is the reset), wherever the store keeps the step."""
     return store.load_rewards(episode_id)
@@ -88,7 +123,7 @@ def reward_series(store: EpisodeStore, episode_id: str) -> list[float | None]:
 
 def summarize(value: Any) -> str:
     if value is None:
-        return "(reset)"
+        return "null"
     out = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return out if len(out) <= SUMMARY_CHARS else out[: SUMMARY_CHARS - 1] + "…"
 

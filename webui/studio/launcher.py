@@ -81,6 +81,7 @@ class Launcher:
         self.runtimes: dict[str, Runtime] = {}
         self._lock = threading.Lock()
         self._attached_path = settings.data_dir / "attached.json"
+        self._ids_path = settings.data_dir / "runtime_ids.json"  # provider runtime id -> the studio's id
 
     # -- providers --------------------------------------------------------------------------
     def _provider_options(self, kind: str) -> dict[str, Any]:
@@ -119,6 +120,8 @@ class Launcher:
             options["detached"] = True  # outlives a studio restart, to be re-adopted
         try:
             rt.base_url = handle.start_container(rt.target, **options)
+            if handle.runtime_id:
+                self._remember_id(handle.runtime_id, rt.id)
             handle.wait_for_ready(rt.base_url, timeout_s=self.settings.launch_timeout_s)
         except StartupError as exc:
             rt.status, rt.error = "failed", exc.message
@@ -209,6 +212,25 @@ class Launcher:
         tmp.write_text(json.dumps(data))
         os.replace(tmp, self._attached_path)
 
+    def _known_ids(self) -> dict[str, str]:
+        try:
+            data = json.loads(self._ids_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _remember_id(self, runtime_id: str, studio_id: str) -> None:
+        """Keep the studio's id of a started runtime so a restarted studio re-adopts it under the
+        same id (saved links keep working); at most the 500 latest."""
+        with self._lock:
+            ids = self._known_ids()
+            ids[runtime_id] = studio_id
+            ids = dict(list(ids.items())[-500:])
+            self._ids_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._ids_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(ids))
+            os.replace(tmp, self._ids_path)
+
     # -- re-adoption after a restart -----------------------------------------------------------
     def readopt(self, kinds: tuple[str, ...]) -> None:
         """Find the runtimes this project started before (records / labels): living ones come back
@@ -227,7 +249,8 @@ class Launcher:
                     log.warning("could not re-adopt %s: %s", info.runtime_id, exc.message)
                     continue
                 alive = info.status in (RuntimeStatus.RUNNING, RuntimeStatus.STARTING)
-                rt = Runtime(id=info.runtime_id[:12], name=info.env_name or info.runtime_id, provider=kind,
+                known = self._known_ids().get(info.runtime_id)  # the id its links were made with
+                rt = Runtime(id=known or info.runtime_id[:12], name=info.env_name or info.runtime_id, provider=kind,
                              target=info.env_name or "", status="running" if alive else "exited",
                              base_url=info.base_url or handle.base_url, started_at=info.started_at or time.time(),
                              adopted=True, handle=handle,

@@ -51,6 +51,14 @@ async def tool_forms(ps: PlaySession) -> list[ToolForm]:
     return forms
 
 
+def missing_required(tool: ToolForm, value: object) -> list[dict[str, object]]:
+    """Errors for the tool's required arguments left out (the call is not sent, nor recorded)."""
+    if not isinstance(value, dict):
+        return []
+    return [{"loc": [child.key], "msg": "Field required", "type": "missing"}
+            for child in tool.node.children or [] if child.required and child.key is not None and child.key not in value]
+
+
 @router.get("/play/s/{sid}/mcp/tools", name="web_mcp_tools")
 async def play_tools(request: Request, sid: str) -> Response:
     ps = studio_of(request).plays.get(sid)
@@ -73,6 +81,7 @@ async def play_call(request: Request, sid: str, index: int) -> Response:
         raise NotFoundError(f"This environment has no tool number {index}; reload the page.", what="tool")
     tool = forms[index]
     value, errors = parse_form(tool.node, form_lists(await request.form()), prefix=tool.prefix)
+    errors = errors or missing_required(tool, value)
     if errors or not isinstance(value, dict):
         bound = tool.bound(value)
         loose = attach_errors(bound, errors or [{"loc": [], "msg": "The arguments must be an object"}])

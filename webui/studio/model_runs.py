@@ -125,6 +125,8 @@ class Endpoints:
         if problems:
             raise ModelRunError("; ".join(problems.values()))
         current = self.list()
+        if replaces is None and any(e.name == config.name for e in current):
+            raise ModelRunError(f"An endpoint named {config.name!r} exists already: edit it, or choose another name.")
         if replaces and replaces != config.name:
             if not any(e.name == replaces for e in current):
                 raise NotFoundError(f"There is no saved model endpoint {replaces!r}.", what="model endpoint")

@@ -243,6 +243,14 @@ class PlaySessions:
             ps.web.record("step", action, payload, (time.perf_counter() - started) * 1000)
         return payload
 
+    async def end(self, ps: PlaySession) -> None:
+        """End the episode now (recorded with reason ``ended``); the session stays open for a Reset.
+        Refused as a step is (before Reset, after done, while the model plays, once closed)."""
+        ps.check("step")
+        async with session_call(ps):
+            ps.check("step")
+            await asyncio.to_thread(ps.client.end_episode, "ended")  # the next step needs a Reset
+
     async def state(self, ps: PlaySession) -> Any:
         """The session's current state (``None`` before the first reset)."""
         if ps.episode_id is None or ps.closed is not None:

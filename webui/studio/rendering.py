@@ -41,7 +41,11 @@ def _duration(seconds: float | None) -> str:
 
 
 def _when(ts: float | None) -> str:
-    return "—" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    """A local time with its zone (``2026-12-05 21:49:56 UTC``, else the UTC offset)."""
+    if ts is None:
+        return "—"
+    local = time.localtime(ts)
+    return time.strftime("%Y-%m-%d %H:%M:%S ", local) + (local.tm_zone or time.strftime("%z", local))
 
 
 def _route_formats(app: Any) -> dict[str, tuple[str, frozenset[str]]]:

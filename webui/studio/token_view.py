@@ -3,8 +3,9 @@ sampled tokens shaded by their probability, untrainable ones hatched, turn bound
 the rollout's findings in words, and every model call as a transcript.
 
 Reads the model turns the episode store holds for an episode (``openenv capture`` sessions and
-``openenv rollout --capture`` episodes alike) through ``openenv.capture``: no tokenizer, so tokens
-are shown as the engine's ids.
+``openenv rollout --capture`` episodes alike) through ``openenv.capture``. A sampled token shows
+the engine's own text of it when the call kept it (``capture.sampled_tokens``), else its id; ids
+and logprobs are on hover. A sequence is drawn ``PAGE_TOKENS`` at a time (``offsets``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from openenv.capture.recording import findings_of, graph_from_turns
 
 __all__ = ["TokenView", "token_view"]
 
-MAX_CELLS = 20_000  # per sequence; the rest is counted, not drawn
+PAGE_TOKENS = 1024  # cells of a sequence drawn per page
 _LEVELS = {"FATAL": "fatal", "WARN": "warn", "INFO": "info"}
 
 
@@ -39,38 +40,40 @@ def _finding(text: str) -> dict[str, str]:
     return {"level": _LEVELS.get(level, "info"), "label": level or "INFO", "code": code.strip(), "detail": detail or text}
 
 
-def _segments(seq: dict[str, Any], sampled: set[int]) -> tuple[list[dict[str, Any]], int]:
-    """Runs of context and of sampled cells (id, logprob, p, trainable); the count not drawn."""
+def _segments(seq: dict[str, Any], sampled: dict[int, str | None], lo: int, hi: int) -> list[dict[str, Any]]:
+    """Runs of context and of sampled cells (id, text, logprob, p, trainable) for positions ``lo..hi``."""
     segments: list[dict[str, Any]] = []
-    hidden = 0
-    for pos, (tid, mask, lp) in enumerate(zip(seq["input_ids"], seq["loss_mask"], seq["logprobs"], strict=True)):
-        if pos >= MAX_CELLS:
-            hidden += 1
-            continue
+    ids, mask, lps = seq["input_ids"], seq["loss_mask"], seq["logprobs"]
+    for pos in range(lo, min(hi, len(ids))):
         kind = "sampled" if pos in sampled else "context"
         if not segments or segments[-1]["kind"] != kind:
-            segments.append({"kind": kind, "cells": []})
-        segments[-1]["cells"].append({"id": tid, "lp": lp, "p": math.exp(lp) if kind == "sampled" else None,
-                                      "trainable": bool(mask)})
-    return segments, hidden
+            segments.append({"kind": kind, "cells": [], "start": pos})
+        lp = lps[pos]
+        segments[-1]["cells"].append({"id": ids[pos], "text": sampled.get(pos), "lp": lp, "trainable": bool(mask[pos]),
+                                      "p": math.exp(lp) if kind == "sampled" and lp is not None else None})
+    return segments
 
 
-def _sampled_positions(graph: Any, node_ids: list[str]) -> set[int]:
-    """Positions of sampled ids along a path (so untrainable sampled tokens still show as sampled)."""
-    positions: set[int] = set()
+def _sampled_positions(graph: Any, node_ids: list[str], texts: dict[str, list[str] | None]) -> dict[int, str | None]:
+    """Position -> the engine's text (or ``None``) of every sampled id along a path (so untrainable
+    sampled tokens still show as sampled)."""
+    positions: dict[int, str | None] = {}
     parent = None
     offset = 0
     for nid in node_ids:
         node = graph.get(nid)
         offset += len(node.context_ids(parent))
-        positions.update(range(offset, offset + len(node.sampled_ids)))
+        words = texts.get(nid)
+        for k in range(len(node.sampled_ids)):
+            positions[offset + k] = words[k] if words is not None and k < len(words) else None
         offset += len(node.sampled_ids)
         parent = node
     return positions
 
 
-def token_view(store: Any, episode_id: str) -> TokenView:
-    """The view of one episode (empty ``calls`` when it has no captured model calls)."""
+def token_view(store: Any, episode_id: str, offsets: dict[int, int] | None = None) -> TokenView:
+    """The view of one episode (empty ``calls`` when it has no captured model calls); sequence
+    ``i`` is drawn from token ``offsets[i]`` (0 by default), ``PAGE_TOKENS`` tokens."""
     calls = captured_calls(store, episode_id)
     if not calls:
         return TokenView()
@@ -86,12 +89,24 @@ def token_view(store: Any, episode_id: str) -> TokenView:
             roles.setdefault(nid, seq["role"])
     discarded = {t["node_id"] for t in doc["turns"] if t["discarded"]}
     view = TokenView(document=doc, level=level, findings=[_finding(f) for f in doc["validation"]])
-    for seq in doc["sequences"]:
-        segments, hidden = _segments(seq, _sampled_positions(graph, seq["node_ids"]))
-        view.sequences.append({**seq, "segments": segments, "hidden": hidden,
+    texts = {node.node_id: _texts(data) for node, data in zip(graph.nodes(), calls, strict=True)}
+    for i, seq in enumerate(doc["sequences"]):
+        n = len(seq["input_ids"])
+        lo = max(0, min((offsets or {}).get(i, 0), max(0, n - 1)))
+        lo -= lo % PAGE_TOKENS
+        sampled = _sampled_positions(graph, seq["node_ids"], texts)
+        view.sequences.append({**seq, "segments": _segments(seq, sampled, lo, lo + PAGE_TOKENS), "offset": lo,
+                               "page_end": min(n, lo + PAGE_TOKENS), "n_tokens": n,
+                               "prev_offset": lo - PAGE_TOKENS if lo > 0 else None,
+                               "next_offset": lo + PAGE_TOKENS if lo + PAGE_TOKENS < n else None,
                                "findings": [_finding(f) for f in seq["validation"]]})
     for i, (node, data) in enumerate(zip(graph.nodes(), calls, strict=True)):
         view.calls.append({"index": i, "node": node, "data": data,
                            "role": "discarded" if node.node_id in discarded else roles.get(node.node_id, "agent"),
                            "parent": graph.get(node.parent_id).index if node.parent_id else None})
     return view
+
+
+def _texts(data: dict[str, Any]) -> list[str] | None:
+    words = (data.get("capture") or {}).get("sampled_tokens")
+    return list(words) if isinstance(words, list) else None

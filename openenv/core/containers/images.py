@@ -22,7 +22,13 @@ from pathlib import Path
 import docker.errors
 
 from .runtime.docker_engine import engine_client, translate_docker_errors
-from .wheelhouse import ImageBuildError, build_project_wheel, download_dependencies, project_root
+from .wheelhouse import (
+    ImageBuildError,
+    build_project_wheel,
+    build_requirements,
+    download_dependencies,
+    project_root,
+)
 
 __all__ = ["DEFAULT_BASE_IMAGE", "ImageBuildError", "build_env_image", "dockerfile_path"]
 
@@ -45,8 +51,8 @@ def dockerfile_path() -> Path:
 def _env_source(env: str) -> tuple[str, Path | None]:
     """(image name part, user env directory or None for a bundled env)."""
     path = Path(env)
-    if path.is_dir():
-        return path.resolve().name.lower().replace("_", "-"), path.resolve()
+    if path.is_dir():  # 0.10's default tag: openenv-<directory name without _env>
+        return path.resolve().name.lower().removesuffix("_env"), path.resolve()
     if not env.isidentifier() or importlib.util.find_spec(f"openenv.envs.{env}") is None:
         raise ImageBuildError(f"{env!r} is neither a bundled env nor an env directory")
     return env, None
@@ -76,7 +82,8 @@ def _stage(ctx: Path, env_dir: Path | None, offline: bool, cache_dir: Path) -> d
     if project_root() is not None:
         wheel = build_project_wheel(wheels)
         if offline:
-            download_dependencies(wheels, wheel, cache_dir=cache_dir)
+            extra = build_requirements(env_dir) if env_dir is not None else []  # a pyproject env's backend
+            download_dependencies(wheels, wheel, cache_dir=cache_dir, extra=extra)
             args["PIP_ARGS"] = "--no-index"
     elif offline:
         raise ImageBuildError("an offline build needs the OpenEnv Studio source tree")
@@ -100,15 +107,24 @@ def build_env_image(
     cache_dir: str | Path | None = None,
     force: bool = False,
     on_log: Callable[[str], None] | None = None,
+    dockerfile: str | Path | None = None,
+    context: str | Path | None = None,
+    build_args: dict[str, str] | None = None,
+    no_cache: bool = False,
 ) -> str:
     """Build the image for ``env`` (bundled name or env directory); return its tag.
 
     Args:
-        tag: image tag (default ``openenv-<env>:latest``).
+        tag: image tag (default ``openenv-<env>:latest``; a directory ``my_env`` gives ``openenv-my``).
         base_image: ``BASE_IMAGE`` build arg (default ``python:3.11-slim``).
         offline: install everything from a host-built wheelhouse (``pip --no-index``).
         force: rebuild even if an image with the same content hash exists.
         on_log: called with each line of build output.
+        dockerfile, context: build the env's own Dockerfile (default ``<context>/Dockerfile`` or
+            ``<context>/server/Dockerfile``) in ``context`` (default the env directory) as it is,
+            instead of the shared Dockerfile over a staged context.
+        build_args: extra ``--build-arg`` values (they win over ours).
+        no_cache: build without Docker's layer cache (and always rebuild).
 
     Raises:
         ImageBuildError: the env is unknown or the build failed (with the build log tail).
@@ -116,6 +132,9 @@ def build_env_image(
     """
     name, env_dir = _env_source(env)
     tag = tag or f"openenv-{name}:latest"
+    if dockerfile is not None or context is not None:
+        return _build_own_dockerfile(env_dir, tag, dockerfile, context, base_image, build_args or {}, no_cache,
+                                     docker_host, on_log)
     base_image = base_image or DEFAULT_BASE_IMAGE
     client = engine_client(docker_host, timeout=600)
     cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "openenv" / "wheelhouse"
@@ -129,12 +148,44 @@ def build_env_image(
             ctx = Path(tmp)
             buildargs = {"BASE_IMAGE": base_image, "OPENENV_ENV": "/app/env" if env_dir else name}
             buildargs.update(_stage(ctx, env_dir, offline, cache))
+            buildargs.update(build_args or {})
             content_hash = _context_hash(ctx, buildargs, base_id)
             previous = _image_labels(client, tag)
-            if force or previous is None or previous[1].get(HASH_LABEL) != content_hash:
-                _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log)
+            if force or no_cache or previous is None or previous[1].get(HASH_LABEL) != content_hash:
+                _run_build(client, ctx, tag, buildargs, {HASH_LABEL: content_hash}, on_log, no_cache=no_cache)
                 if previous is not None:
                     _drop_replaced(client, previous[0])
+    finally:
+        client.close()
+    return tag
+
+
+def _build_own_dockerfile(
+    env_dir: Path | None,
+    tag: str,
+    dockerfile: str | Path | None,
+    context: str | Path | None,
+    base_image: str | None,
+    build_args: dict[str, str],
+    no_cache: bool,
+    docker_host: str | None,
+    on_log: Callable[[str], None] | None,
+) -> str:
+    """``docker build -f DOCKERFILE CONTEXT`` as 0.10's ``openenv build -f/-c`` runs it: nothing staged."""
+    ctx = Path(context) if context is not None else env_dir
+    if ctx is None or not ctx.is_dir():
+        raise ImageBuildError(f"build context {ctx or context!r} is not a directory")
+    if dockerfile is None:
+        dockerfile = next((c for c in (ctx / "Dockerfile", ctx / "server" / "Dockerfile") if c.is_file()), None)
+        if dockerfile is None:
+            raise ImageBuildError(f"Dockerfile not found at {ctx / 'Dockerfile'} or {ctx / 'server' / 'Dockerfile'}")
+    file = Path(dockerfile).resolve()
+    if not file.is_file():
+        raise ImageBuildError(f"Dockerfile not found at {dockerfile}")
+    buildargs = ({"BASE_IMAGE": base_image} if base_image else {}) | build_args
+    client = engine_client(docker_host, timeout=600)
+    try:
+        _run_build(client, ctx.resolve(), tag, buildargs, {}, on_log, no_cache=no_cache, dockerfile=str(file))
     finally:
         client.close()
     return tag
@@ -167,11 +218,15 @@ def _run_build(
     buildargs: dict[str, str],
     labels: dict[str, str],
     on_log: Callable[[str], None] | None,
+    *,
+    no_cache: bool = False,
+    dockerfile: str | None = None,
 ) -> None:
     lines: list[str] = []
     with translate_docker_errors(f"building {tag}"):
         stream = client.api.build(
-            path=str(ctx), tag=tag, buildargs=buildargs, labels=labels, rm=True, forcerm=True, decode=True
+            path=str(ctx), tag=tag, buildargs=buildargs, labels=labels, rm=True, forcerm=True, decode=True,
+            nocache=no_cache, dockerfile=dockerfile,
         )
         for chunk in stream:
             text = chunk.get("stream") or chunk.get("status") or ""

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from .runtime.errors import ProviderError
 
-__all__ = ["ImageBuildError", "WheelTarget", "build_project_wheel", "download_dependencies", "project_root"]
+__all__ = [
+    "ImageBuildError",
+    "WheelTarget",
+    "build_project_wheel",
+    "build_requirements",
+    "download_dependencies",
+    "project_root",
+]
 
 MANYLINUX = (
     "manylinux_2_36",
@@ -89,12 +96,40 @@ def _requirements(wheel: Path) -> list[str]:
     return [line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:")]
 
 
+def build_requirements(project: Path) -> list[str]:
+    """``[build-system] requires`` of a project directory's ``pyproject.toml`` (``[]`` if none)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    file = project / "pyproject.toml"
+    if not file.is_file():
+        return []
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ImageBuildError(f"{file}: not valid TOML: {exc}") from None
+    requires = data.get("build-system", {}).get("requires", ["setuptools>=40.8.0"])
+    return [str(r) for r in requires] if isinstance(requires, list) else []
+
+
 def download_dependencies(
-    dest: Path, wheel: Path, *, cache_dir: Path, target: WheelTarget | None = None
+    dest: Path, wheel: Path, *, cache_dir: Path, target: WheelTarget | None = None, extra: list[str] | None = None
 ) -> None:
-    """Put binary wheels of ``wheel``'s runtime dependencies into ``dest`` (cached in ``cache_dir``)."""
+    """Put binary wheels of ``wheel``'s runtime dependencies (and ``extra`` requirements, e.g. an env
+    package's build backend, cached apart) into ``dest`` (cached in ``cache_dir``)."""
     target = target or WheelTarget()
-    reqs = sorted(r for r in _requirements(wheel) if "extra ==" not in r)
+    groups = [sorted(r for r in _requirements(wheel) if "extra ==" not in r)]
+    if extra:
+        groups.append(sorted(set(extra)))
+    dest.mkdir(parents=True, exist_ok=True)
+    for reqs in groups:
+        for whl in _cached_download(reqs, target, cache_dir).glob("*.whl"):
+            shutil.copy2(whl, dest / whl.name)
+
+
+def _cached_download(reqs: list[str], target: WheelTarget, cache_dir: Path) -> Path:
     key = hashlib.sha256("\n".join([*reqs, *target.pip_args()]).encode()).hexdigest()[:16]
     cached = cache_dir / key
     if not (cached / ".complete").exists():
@@ -105,6 +140,4 @@ def download_dependencies(
         (staging / ".complete").touch()
         shutil.rmtree(cached, ignore_errors=True)
         staging.rename(cached)
-    dest.mkdir(parents=True, exist_ok=True)
-    for whl in cached.glob("*.whl"):
-        shutil.copy2(whl, dest / whl.name)
+    return cached

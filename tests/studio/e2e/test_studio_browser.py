@@ -63,7 +63,7 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
     page.select_option('#episode-filters select[name="source"]', "human")
     page.wait_for_url("**/episodes?*source=human*")
     row = page.wait_for_selector("tr.episode-row")
-    assert "echo" in row.inner_text() and row.query_selector("td.num").inner_text() == "3"
+    assert "echo" in row.inner_text() and row.query_selector("td.steps").inner_text() == "3"
     shot(page, "3-episodes", narrow=True)
     row.query_selector("a").click()
     page.wait_for_selector("#step-view")
@@ -73,7 +73,7 @@ def test_launch_play_find_replay_rerun_export_stop(page: Any, studio_e2e: tuple[
     chart = page.locator("#live svg.chart")
     assert chart.get_attribute("data-points") == "4"
     assert page.locator("#live svg.chart rect.bar").count() == 3
-    assert chart.locator("title").text_content() == "return 1.7 after 3 steps"
+    assert chart.locator(":scope > title").text_content() == "return 1.7 after 3 steps"
     timeline = [float(t) for t in page.locator("#step-view .timeline-window tbody tr td:nth-child(3)").all_inner_texts()[1:]]
     assert timeline == pytest.approx([0.5, 0.6, 0.6])
 

@@ -75,7 +75,7 @@ def test_a_person_compares_two_captures_token_by_token(page: Any, engine: str, t
         page.click("#compare-tokens")
         page.wait_for_selector("#token-compare-summary")
         assert page.get_attribute("#token-compare-summary", "data-divergence") == "0"
-        assert "They first differ at call 1" in page.inner_text("#token-divergence-line")
+        assert "They first differ at conversation 1, turn 1" in page.inner_text("#token-divergence-line")
         first = page.locator("#tok-call-0")
         assert first.get_attribute("open") is not None
         assert first.locator(".tok-diff").count() == 2 and first.locator(".cmp-side-a .tok").count() > 0

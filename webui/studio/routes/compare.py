@@ -53,7 +53,7 @@ def _views(request: Request, eid: str, index: int, step: Any) -> dict[str, Any]:
 
 
 @router.get("/episodes/compare", name="episodes_compare")
-async def episodes_compare(request: Request) -> Response:
+def episodes_compare(request: Request) -> Response:
     studio = studio_of(request)
     q = request.query_params
     a = _resolve(studio, q.get("a", ""), "A")
@@ -69,7 +69,7 @@ async def episodes_compare(request: Request) -> Response:
 
 
 @router.get("/episodes/compare/tokens", name="episodes_compare_tokens")
-async def episodes_compare_tokens(request: Request) -> Response:
+def episodes_compare_tokens(request: Request) -> Response:
     studio = studio_of(request)
     a = _resolve(studio, request.query_params.get("a", ""), "A")
     b = _resolve(studio, request.query_params.get("b", ""), "B")

@@ -61,7 +61,7 @@ async def envs_running(request: Request) -> Response:
 async def launch_form(request: Request, key: str) -> Response:
     studio = studio_of(request)
     docker = await asyncio.to_thread(studio.catalogue.docker)
-    entry = studio.catalogue.get(key, docker)
+    entry = studio.catalogue.launchable(key, docker)
     wanted = request.query_params.get("provider", "")
     form = LaunchForm(provider=wanted if wanted in entry.providers else entry.providers[0],
                       values={k: v for k, v in request.query_params.items() if k != "provider"})
@@ -75,7 +75,7 @@ async def launch_form(request: Request, key: str) -> Response:
 async def launch(request: Request, key: str) -> Response:
     studio = studio_of(request)
     docker = await asyncio.to_thread(studio.catalogue.docker)
-    entry = studio.catalogue.get(key, docker)
+    entry = studio.catalogue.launchable(key, docker)
     form = await _form(request)
     allowed = tuple(p for p in entry.providers if p in studio.providers(docker))
     result = read_launch_form(form.get("provider", ""), form, allowed)
@@ -150,9 +150,11 @@ async def runtime_restart(request: Request, rid: str) -> Response:
 
 @router.get("/envs/r/{rid}/summary", name="runtime_summary")
 async def runtime_summary(request: Request, rid: str) -> Response:
-    """The runtime page's badge, facts and actions (polled while it starts)."""
-    return page_or_fragment(request, "studio/runtime.html", "studio/_runtime_summary.html",
-                            **await _runtime_context(request, rid))
+    """The runtime page's badge, facts and actions (polled while it starts); once it has started,
+    the log panel is told to reload (``studio:logs``) so it shows the new process's output."""
+    ctx = await _runtime_context(request, rid)
+    headers = {"HX-Trigger": "studio:logs"} if ctx["rt"].status != "starting" else None
+    return page_or_fragment(request, "studio/runtime.html", "studio/_runtime_summary.html", headers=headers, **ctx)
 
 
 def _after_change(request: Request, notice: str) -> Response:

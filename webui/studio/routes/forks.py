@@ -73,7 +73,7 @@ async def _model_continues(request: Request, ps: PlaySession, name: str, endpoin
 async def episode_fork(request: Request, eid: str) -> Response:
     studio = studio_of(request)
     try:
-        ep = studio.store.get_episode(eid)
+        ep = await asyncio.to_thread(studio.store.get_episode, eid)
     except RecordingError as exc:
         raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
     form = await request.form()

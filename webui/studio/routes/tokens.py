@@ -26,20 +26,23 @@ class _NotTrainable(StudioError):
 
 def _episode(request: Request, eid: str):  # noqa: ANN202 - an EpisodeRecord
     try:
-        return studio_of(request).store.get_episode(eid)
+        store = studio_of(request).store
+        return store.get_episode(store.resolve_id(eid))
     except EpisodeNotFoundError as exc:
         raise NotFoundError(f"There is no episode {eid!r} (it may have been deleted).", what="episode") from exc
 
 
 @router.get("/episodes/{eid}/tokens", name="episode_tokens")
-async def episode_tokens(request: Request, eid: str) -> Response:
+def episode_tokens(request: Request, eid: str) -> Response:
     ep = _episode(request, eid)
-    view = token_view(studio_of(request).store, ep.id)
+    offsets = {int(k[1:]): int(v) for k, v in request.query_params.items()
+               if k[:1] == "o" and k[1:].isdigit() and v.isdigit() and len(k) < 6 and len(v) < 10}
+    view = token_view(studio_of(request).store, ep.id, offsets)
     return page_or_fragment(request, "studio/tokens.html", "studio/_tokens.html", nav="episodes", ep=ep, view=view)
 
 
 @router.get("/episodes/{eid}/training.jsonl", name="episode_training")
-async def episode_training(request: Request, eid: str) -> Response:
+def episode_training(request: Request, eid: str) -> Response:
     from openenv.capture.export import training_documents
 
     ep = _episode(request, eid)

@@ -46,7 +46,7 @@ TRAINING_COLUMNS = ("training_run_id", "train_step", "group_id", "group_index", 
                     "trainer_reward", "reward_components", "advantage")  # fmt: skip
 TAG_COLUMNS = TRAINING_COLUMNS[:4]
 RUN_STATUSES = ("running", "finished", "failed", "cancelled")
-FINISH_REASONS = ("env_done", "stop", "max_turns", "truncated", "env_error", "model_error", "timeout")
+FINISH_REASONS = ("env_done", "stop", "max_turns", "truncated", "env_error", "model_error", "timeout", "invalid_action")
 MAX_RUN_PAGE = 500
 
 

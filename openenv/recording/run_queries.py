@@ -28,6 +28,7 @@ from .jsonable import loads
 from .models import EnvRun, Episode, TrainingRun
 from .queries import _LIST_COLUMNS, EpisodeFilter, _episode
 from .records import EpisodeRecord
+from .training_runs import FINISH_REASONS
 
 __all__ = [
     "BUCKETS", "REASONS", "FilterStats", "GroupStats", "RunInfo", "RunScope", "StepStats",
@@ -36,7 +37,7 @@ __all__ = [
 
 _EP, _RUN, _TRUN = Episode.__table__, EnvRun.__table__, TrainingRun.__table__
 BUCKETS = 100
-REASONS = ("env_done", "max_turns", "truncated", "timeout", "env_error", "model_error", "invalid_action")
+REASONS = FINISH_REASONS
 MAX_RUNS = 500
 MAX_GROUPS = 2000
 

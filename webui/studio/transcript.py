@@ -121,7 +121,8 @@ def _raw(data: dict[str, Any]) -> dict[str, Any]:
 
 def _turn(step: StepRecord | None, index: int, actor: str, data: Any, seen: int) -> tuple[Turn, int]:
     data = data if isinstance(data, dict) else {}
-    failed = bool(data.get("failed")) or step is None
+    # a turn past the last step failed, unless a trainer recorded the rollout's whole completion there
+    failed = bool(data.get("failed")) or (step is None and "trainer" not in data)
     turn = Turn(index=index, actor=actor, failed=failed, error=data.get("error"), raw=_raw(data),
                 attempts=list(data.get("attempts") or []), latency_ms=data.get("latency_ms"),
                 finish_reason=data.get("finish_reason"), reward=step.reward if step else None)

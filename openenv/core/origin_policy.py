@@ -12,6 +12,10 @@ proxy, the REPL), so no web page a user visits can drive them (DNS rebinding, cr
   ``Host`` it addressed) or one in ``allow_origins``; ``null`` is refused. Non-browser clients send
   no ``Origin`` and are not affected.
 
+Pages served over a loopback connection may be framed only by the server's own pages and
+``allow_origins`` (CSP ``frame-ancestors``); a deployment reached over the network (a Space that
+embeds its app) is left as it is.
+
 Refused: HTTP 403 ``{"detail", "code", "message"}`` (``HOST_NOT_ALLOWED`` / ``ORIGIN_NOT_ALLOWED``),
 or a WebSocket accepted and closed with code 4403 and the reason.
 ``OPENENV_ALLOW_HOSTS`` / ``OPENENV_ALLOW_ORIGINS`` (comma-separated) configure env servers.
@@ -171,6 +175,9 @@ class OriginGuard:
         self.app = app
         self.policy = policy if policy is not None else OriginPolicy.from_env()
         self._hosts: dict[tuple[str, str | None], bool] = {}  # (Host, local address) -> answered
+        others = " ".join(sorted(o for o in self.policy.allow_origins if o != "*"))
+        ancestors = "*" if "*" in self.policy.allow_origins else f"'self' {others}".strip()
+        self._frame_header = (b"content-security-policy", f"frame-ancestors {ancestors}".encode())
 
     def refusal(self, scope: dict[str, Any]) -> tuple[str, str] | None:
         """``(code, message)`` when this request is refused, else ``None``."""
@@ -206,7 +213,18 @@ class OriginGuard:
         refused = self.refusal(scope)
         if refused is None:
             scope[_CHECKED] = True
-            await self.app(scope, receive, send)
+            local = (scope.get("server") or (None, None))[0]
+            if scope["type"] == "websocket" or local is None or not _is_loopback_ip(local):
+                await self.app(scope, receive, send)
+                return
+            frame = self._frame_header
+
+            async def framed(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", []), frame]}
+                await send(message)
+
+            await self.app(scope, receive, framed)
             return
         code, message = refused
         if scope["type"] == "websocket":

@@ -162,3 +162,12 @@ def test_serve_flags_allow_a_host_and_an_origin() -> None:
     bad = subprocess.run([sys.executable, "-m", "openenv.cli.main", "serve", "echo", "--allow-origin", "localhost:1"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "not an origin" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_pages_over_loopback_may_be_framed_by_their_own_origin_only(echo: str) -> None:
+    page = httpx.get(f"{echo}/web", timeout=10)
+    assert page.status_code == 200 and page.headers["content-security-policy"] == "frame-ancestors 'self'"
+    app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo")
+    with running_server(OriginGuard(app, OriginPolicy.build(allow_origins=["http://localhost:8888"]))) as url:
+        csp = httpx.get(f"{url}/web", timeout=10).headers["content-security-policy"]
+        assert csp == "frame-ancestors 'self' http://localhost:8888"  # a notebook allowed to embed it

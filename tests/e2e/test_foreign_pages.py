@@ -118,14 +118,24 @@ def test_capture_sessions_are_no_relay(hostile: Any) -> None:
         assert proxy.registry.list_ids() == [] and httpx.get(f"{victim}/_requests", timeout=10).json() == []
 
 
+def _framed(hostile: Any, src: str) -> list[Any]:
+    """The frames of the hostile page after it framed ``src``."""
+    hostile.evaluate("""(src) => { const f = document.createElement("iframe"); f.src = src;
+                        document.body.appendChild(f); }""", src)
+    hostile.wait_for_timeout(1500)
+    return [f for f in hostile.frames if f is not hostile.main_frame]
+
+
 def test_the_studio_cannot_be_framed(hostile: Any, tmp_path: Path) -> None:
     with running_studio(make_settings(tmp_path)) as studio:
-        hostile.evaluate("""(src) => { const f = document.createElement("iframe"); f.src = src;
-                            document.body.appendChild(f); }""", f"{studio}/envs")
-        hostile.wait_for_timeout(1500)
-        framed = [f for f in hostile.frames if f is not hostile.main_frame]
+        framed = _framed(hostile, f"{studio}/envs")
         assert framed and all(not f.url.startswith(studio) for f in framed), [f.url for f in framed]
         assert all(f.evaluate("document.querySelector('form') === null") for f in framed)
+
+
+def test_the_repl_web_page_cannot_be_framed(hostile: Any, repl_cli: str) -> None:
+    framed = _framed(hostile, f"{repl_cli}/web")
+    assert framed and all(not f.url.startswith(repl_cli) for f in framed), [f.url for f in framed]
 
 
 def test_own_pages_still_work(context: Any, echo_cli: str) -> None:

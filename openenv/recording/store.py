@@ -235,10 +235,12 @@ class EpisodeStore(TrainingRunsMixin, EpisodeReadsMixin):
         ``training``: its training run, step, group and index (``training_runs.TRAINING_COLUMNS``).
         ``reset=False``: the episode started at a step, with no reset before it (a 0.10-style client
         stepping a fresh session): ``reset_kwargs`` is stored as ``null`` and step 0 holds no
-        observation.
+        observation, with metadata ``{"reset": false}``.
         """
         kwargs = dict(reset_kwargs or {})
         seed = kwargs.get("seed") if reset else None
+        if not reset:  # step 0 says so too, for step views
+            metadata = {"reset": False, **(metadata or {})}
         now = time.time()
         eid = episode_id or new_id()
         step0 = step_rows.make_step_row(

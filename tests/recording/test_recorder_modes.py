@@ -81,6 +81,7 @@ def test_a_client_that_never_resets_records_an_episode_started_without_a_reset(
     assert episode.reset_kwargs is None and episode.seed is None and episode.step_count == 2
     assert episode.end_reason == "reset" and episode.total_reward == pytest.approx(1.1)
     assert _messages(store, first) == [None, "Hello", "World!"]
+    assert store.load_steps(first)[0].metadata == {"reset": False}
     assert store.get_episode(second).reset_kwargs == {}
 
     with EchoEnv(base_url=echo_url).sync() as fresh:  # a rerun steps a fresh session too, no reset

@@ -75,9 +75,9 @@ def test_plain_form_posts_without_javascript(sc: StudioClient) -> None:
     assert doc.by_id("catalogue-target").attrs["value"] == "??" and doc.by_id("catalogue-err") is not None
     resp = sc.post("/envs/attach", {"url": "nope"}, htmx=False)
     assert resp.status_code == 422 and page(resp.text).by_id("attach-err") is not None
-    resp = sc.post("/envs/catalogue", {"target": "plain.form:app"}, htmx=False)
+    resp = sc.post("/envs/catalogue", {"target": "tests.plain_form:app"}, htmx=False)
     assert resp.status_code == 303
-    resp = sc.post(f"/envs/catalogue/{sc.entry_key('plain.form:app')}/remove", htmx=False)
+    resp = sc.post(f"/envs/catalogue/{sc.entry_key('tests.plain_form:app')}/remove", htmx=False)
     assert resp.status_code == 303
 
 
@@ -110,12 +110,19 @@ def test_catalogue_add_and_remove(sc: StudioClient, tmp_path: Path) -> None:
     assert "neither an env directory" in frag.by_id("catalogue-err").text()
     resp = sc.post("/envs/catalogue", {"target": str(tmp_path)})
     assert resp.status_code == 422 and "no app.py" in resp.text
-    resp = sc.post("/envs/catalogue", {"target": "my_pkg.server:app"})
-    row = fragment(resp.text).find("tr", data_target="my_pkg.server:app")
+    resp = sc.post("/envs/catalogue", {"target": "tests.my_pkg.server:app"})
+    row = fragment(resp.text).find("tr", data_target="tests.my_pkg.server:app")
     assert row is not None
     resp = sc.post(f"/envs/catalogue/{row.attrs['data-entry']}/remove")
-    assert fragment(resp.text).find("tr", data_target="my_pkg.server:app") is None
+    assert fragment(resp.text).find("tr", data_target="tests.my_pkg.server:app") is None
     assert sc.post(f"/envs/catalogue/{row.attrs['data-entry']}/remove").status_code == 404
+
+
+def test_a_module_target_whose_package_does_not_exist_is_refused(sc: StudioClient) -> None:
+    resp = sc.post("/envs/catalogue", {"target": "nosuchmod:app"})
+    assert resp.status_code == 422
+    assert "no module 'nosuchmod' can be found" in fragment(resp.text).by_id("catalogue-err").text()
+    assert sc.page("/envs").find("tr", data_target="nosuchmod:app") is None
 
 
 def test_runtime_page_logs_and_follow(sc: StudioClient, echo_rid: str) -> None:

@@ -12,7 +12,7 @@ from tests.studio.html import page
 
 
 def test_write_without_csrf_token_is_refused(sc: StudioClient) -> None:
-    resp = sc.http.post("/envs/catalogue", data={"target": "x.y:app"}, headers=HX)
+    resp = sc.http.post("/envs/catalogue", data={"target": "tests.x_y:app"}, headers=HX)
     assert resp.status_code == 403
     assert "CSRF" in resp.text
 
@@ -27,10 +27,10 @@ def test_write_with_wrong_token_or_foreign_origin_is_refused(sc: StudioClient) -
 
 
 def test_csrf_in_form_field_and_same_origin(sc: StudioClient, studio_url: str) -> None:
-    resp = sc.http.post("/envs/catalogue", data={"target": "pkg.mod:app", "csrf_token": sc.csrf},
+    resp = sc.http.post("/envs/catalogue", data={"target": "tests.pkg_mod:app", "csrf_token": sc.csrf},
                         headers={"Origin": studio_url})
     assert resp.status_code == 303
-    key = sc.entry_key("pkg.mod:app")
+    key = sc.entry_key("tests.pkg_mod:app")
     assert sc.post(f"/envs/catalogue/{key}/remove").status_code == 200
 
 
@@ -80,10 +80,10 @@ def test_allowed_host_and_origin_settings(tmp_path: Path) -> None:
         assert http.get("/envs", headers={"Host": "other.lan"}).status_code == 403
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
         assert csrf is not None
-        resp = http.post("/envs/catalogue", data={"target": "pkg.allowed:app", "csrf_token": csrf.group(1)},
+        resp = http.post("/envs/catalogue", data={"target": "tests.pkg_allowed:app", "csrf_token": csrf.group(1)},
                          headers={"Origin": "http://127.0.0.1:9"})
         assert resp.status_code == 303
-        refused = http.post("/envs/catalogue", data={"target": "pkg.other:app", "csrf_token": csrf.group(1)},
+        refused = http.post("/envs/catalogue", data={"target": "tests.pkg_other:app", "csrf_token": csrf.group(1)},
                             headers={"Origin": "http://127.0.0.1:10"})
         assert refused.status_code == 403
 

@@ -7,9 +7,11 @@ too: its environments are listed to browse (name, description, source, license),
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import json
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -35,6 +37,17 @@ def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
     except (OSError, ValueError):
+        return False
+
+
+def _importable_top(target: str) -> bool:
+    """Whether a ``module:app`` target's top-level package exists (found, not imported) in the
+    working directory, where a launch runs, or on ``sys.path``."""
+    top = target.split(":", 1)[0].split(".", 1)[0]
+    try:
+        return importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]) is not None or (
+            top in sys.builtin_module_names)
+    except (ImportError, ValueError, OSError):
         return False
 
 
@@ -201,6 +214,9 @@ class Catalogue:
                 raise CatalogueError(str(exc)) from exc
             kind, target = "directory", str(path.resolve())
         elif _MODULE_APP.match(target):
+            if not _importable_top(target):
+                raise CatalogueError(f"{target!r}: no module {target.split('.')[0].split(':')[0]!r} can be found from "
+                                     f"{os.getcwd()} or the studio's Python path.")
             kind = "module"
         else:
             raise CatalogueError(f"{target!r} is neither an env directory, a module:app path, verifiers:/ors:MODULE "

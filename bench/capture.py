@@ -135,7 +135,8 @@ def main() -> None:
                 cpu[name] += _cpu_s(pid) - before
         base50, base99 = _q(results["direct"], 50), _q(results["direct"], 99)
         print(f"{a.rollouts} concurrent rollouts x {a.calls} calls x {a.rounds} rounds (per-call latency, ms; CPU per "
-              "call: the proxy process's, the engine's for direct, session setup included)")
+              "call: the proxy process's, the engine's for direct, session setup included; load average "
+              f"{os.getloadavg()[0]:.2f})")
         for name, lat in results.items():
             p50, p99 = _q(lat, 50), _q(lat, 99)
             extra = "" if name == "direct" else f"   overhead p50 {p50 - base50:+8.2f}  p99 {p99 - base99:+8.2f}"

@@ -170,8 +170,20 @@ def read_reply(body: dict[str, Any], latency_ms: float = 0.0) -> EngineReply:
                        sampled_tokens=_token_texts(entries, len(sampled)))
 
 
+_SHARD_CALLS = 8  # in-flight calls per HTTP client before another is opened
+_MAX_SHARDS = 32  # up to 512 connections in all, as one client had before
+
+
 class EngineClient:
-    """One engine (``base_url`` is its API root, e.g. ``http://host:8000/v1``), shared by sessions."""
+    """One engine (``base_url`` is its API root, e.g. ``http://host:8000/v1``), shared by sessions.
+
+    Calls go through a few small HTTP clients instead of one large one: httpcore's pool walks
+    every connection (and polls each idle one, and counts them all again for each idle one) for
+    every request it assigns, so one pool of 64 busy connections costs milliseconds of CPU per
+    call. A call takes the least busy client; another is opened only when each has
+    ``_SHARD_CALLS`` calls in flight. Keep-alive is not capped below the connection limit: httpcore
+    compares the count of all connections, not of idle ones, with that cap and would close idle
+    connections that are about to be reused."""
 
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None,
                  auth_header: str = "Authorization", timeout_s: float = 600.0) -> None:
@@ -179,17 +191,40 @@ class EngineClient:
         self.base_url = base if httpx.URL(base).path not in ("", "/") else f"{base}/v1"
         self.model = model
         self._headers = auth_headers(api_key, auth_header)
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=30.0), trust_env=False,
-                                         limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
+        self._timeout = httpx.Timeout(timeout_s, connect=30.0)
+        self._clients: list[httpx.AsyncClient] = []
+        self._in_flight: list[int] = []
+        self._tls: Any = None  # one TLS context for every client: loading the CA bundle takes ~50 ms
 
     def __repr__(self) -> str:  # the key never shows
         return f"EngineClient({self.base_url!r}, model={self.model!r})"
+
+    def _shard(self) -> int:
+        if self._in_flight:
+            i = min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
+            if self._in_flight[i] < _SHARD_CALLS or len(self._clients) >= _MAX_SHARDS:
+                return i
+        if self._tls is None:
+            self._tls = httpx.create_ssl_context(trust_env=False)
+        self._clients.append(httpx.AsyncClient(
+            timeout=self._timeout, trust_env=False, verify=self._tls,
+            limits=httpx.Limits(max_connections=2 * _SHARD_CALLS, max_keepalive_connections=2 * _SHARD_CALLS)))
+        self._in_flight.append(0)
+        return len(self._clients) - 1
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        i = self._shard()
+        self._in_flight[i] += 1
+        try:
+            return await self._clients[i].request(method, f"{self.base_url}{path}", headers=self._headers, **kwargs)
+        finally:
+            self._in_flight[i] -= 1
 
     async def chat(self, body: dict[str, Any]) -> EngineReply:
         """POST ``/chat/completions``; an unreachable engine or an error answer is ``UpstreamError``."""
         started = time.perf_counter()
         try:
-            resp = await self._client.post(f"{self.base_url}/chat/completions", json=body, headers=self._headers)
+            resp = await self._send("POST", "/chat/completions", json=body)
         except httpx.HTTPError as exc:
             raise UpstreamError(f"the engine at {self.base_url} is unreachable: {type(exc).__name__}: {exc}") from exc
         latency = (time.perf_counter() - started) * 1000
@@ -204,10 +239,12 @@ class EngineClient:
 
     async def models(self) -> dict[str, Any]:
         try:
-            resp = await self._client.get(f"{self.base_url}/models", headers=self._headers)
+            resp = await self._send("GET", "/models")
             return resp.json()
         except (httpx.HTTPError, ValueError):
             return {"object": "list", "data": [{"id": self.model, "object": "model"}] if self.model else []}
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        clients, self._clients, self._in_flight = self._clients, [], []
+        for client in clients:
+            await client.aclose()

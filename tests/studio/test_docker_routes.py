@@ -63,10 +63,10 @@ def test_docker_launch_readopt_stop(tmp_path: Path, echo_image: str, project: st
     (info,) = LocalDockerProvider.list_runtimes(project=project)
     with running_studio(settings) as url:
         sc = _client(url)
-        row = sc.fragment("/envs/running").find("tr", data_runtime=info.runtime_id[:12])
+        row = sc.fragment("/envs/running").find("tr", data_runtime=rid)  # the same id after a restart
         assert row.attrs["data-status"] == "running" and "re-adopted" in row.text()
-        _play_one_step(sc, info.runtime_id[:12], "after a restart")
-        assert sc.post(f"/envs/r/{info.runtime_id[:12]}/stop", **{"HX-Target": "running"}).status_code == 200
+        _play_one_step(sc, rid, "after a restart")
+        assert sc.post(f"/envs/r/{rid}/stop", **{"HX-Target": "running"}).status_code == 200
         sc.http.close()
     assert LocalDockerProvider.list_runtimes(project=project) == []
 

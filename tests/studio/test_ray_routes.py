@@ -77,11 +77,11 @@ def test_launch_on_the_cluster_play_readopt_and_stop(tmp_path: Path, ray_cluster
     (info,) = RayProvider.list_runtimes(project=project, address=ray_cluster.address)  # detached: still there
     with running_studio(settings) as url:
         sc = _client(url)
-        row = sc.fragment("/envs/running").find("tr", data_runtime=info.runtime_id[:12])
+        row = sc.fragment("/envs/running").find("tr", data_runtime=rid)  # the same id after a restart
         assert row.attrs["data-status"] == "running" and "re-adopted" in row.text()
         assert row.with_class("placement")[0].text() == placement
-        _play_one_step(sc, info.runtime_id[:12], "after a restart")
-        assert sc.post(f"/envs/r/{info.runtime_id[:12]}/stop", **{"HX-Target": "running"}).status_code == 200
+        _play_one_step(sc, rid, "after a restart")
+        assert sc.post(f"/envs/r/{rid}/stop", **{"HX-Target": "running"}).status_code == 200
         sc.http.close()
     assert RayProvider.list_runtimes(project=project, address=ray_cluster.address) == []
     stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())

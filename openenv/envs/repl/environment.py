@@ -18,7 +18,6 @@ from pydantic import Field
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
-from openenv.core.errors import LifecycleError
 from openenv.envs.repl.config import Limits
 from openenv.envs.repl.isolation import current_isolation
 from openenv.envs.repl.llm import LLMClient, LLMConfig
@@ -175,9 +174,10 @@ class REPLEnvironment(Environment):
         return self._observation(CodeBlockResult(stdout="\n".join(lines)), reward=0.0)
 
     async def _step(self, action: REPLAction, timeout_s: float | None) -> REPLObservation:
+        if self._state is None or self._sandbox is None:  # a fresh env stepped as it is (0.10): default episode
+            await self._reset()
         state, box = self._state, self._sandbox
-        if state is None or box is None:
-            raise LifecycleError("Step before reset: call reset first to start an episode")
+        assert state is not None and box is not None
         state.step_count += 1
         if self._done:
             result = CodeBlockResult(success=False, exception="EpisodeDone: the episode is over; call reset()")

@@ -3,19 +3,7 @@
 from __future__ import annotations
 
 from tests.training import require_trl
-
-
-def echo(message: str) -> str:
-    """
-    Echo the message back from the environment.
-
-    Args:
-        message: The message to echo
-
-    Returns:
-        The echoed message.
-    """
-    return message
+from tests.training.conftest import echo
 
 
 def test_taught_model_writes_parsable_tool_calls_offline(tmp_path, monkeypatch):

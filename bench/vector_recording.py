@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,23 +23,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.recording import start_server  # noqa: E402  (the echo server the recording bench uses)
 from openenv.core import VectorEnvClient  # noqa: E402
 from openenv.recording import EpisodeStore  # noqa: E402
-from tests.server_utils import free_port, wait_healthy  # noqa: E402
 
 SERVER_PIDS: set[int] = set()  # the env server: a child too, but not the committer
-
-
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "openenv.envs.echo.app:app", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--ws-per-message-deflate", "false"],
-        cwd=REPO, env=dict(os.environ, OPENENV_WEB="0"),
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(url, timeout_s=30)
-    return proc, url
 
 
 def committer_cpu_s() -> float:

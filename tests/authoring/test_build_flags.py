@@ -17,10 +17,18 @@ RUN echo "$GREETING" > /greeting
 
 
 def _read(tag: str, path: str) -> str:
+    """The file's text, read after the container exited: ``containers.run`` follows the log stream while the
+    container runs and, for a container that exits at once, that stream can come back empty."""
     client = docker.from_env()
+    container = client.containers.create(tag, ["cat", path])
     try:
-        return client.containers.run(tag, ["cat", path], remove=True).decode().strip()
+        container.start()
+        status = container.wait(timeout=60)["StatusCode"]
+        out = container.logs(stdout=True, stderr=True).decode().strip()
+        assert status == 0, out
+        return out
     finally:
+        container.remove(force=True)
         client.close()
 
 

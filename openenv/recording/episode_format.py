@@ -17,7 +17,9 @@ from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodeRecord, StepRecord
+from . import step_rows
 from .tokens import pack as pack_tokens
+from .tokens import turn_counts
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Conflict", "episode_to_dict", "insert_episode", "validate"]
 
@@ -30,9 +32,17 @@ _EPISODE_KEYS = (
     # schema 5: a training run's rollout (absent in files from before it)
     "training_run_id", "train_step", "group_id", "group_index", "finish_reason", "trainer_reward",
     "reward_components", "advantage",
+    # schema 6: tokens its model turns read and wrote (an import counts them again from its turns)
+    "prompt_tokens", "completion_tokens",
 )  # fmt: skip
 _STEP_KEYS = ("index", "action", "observation", "reward", "done", "metadata", "latency_ms", "t", "state")
 _RUN_KEYS = tuple(c.name for c in EnvRun.__table__.c)
+_COUNTS = ("prompt_tokens", "completion_tokens")
+
+
+def _sum(values: Any) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def episode_to_dict(
@@ -145,6 +155,7 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
     row.update(run_id=run["id"], reset_kwargs=dumps(obj["reset_kwargs"]), done=bool(obj.get("done")))
     row["step_count"] = int(row["step_count"] or 0)
     row["reward_components"] = None if row["reward_components"] is None else dumps(row["reward_components"])
+    row.update(prompt_tokens=None, completion_tokens=None)  # counted from its turns below
     conn.execute(insert(ep_table), row)
     steps = [
         {
@@ -164,10 +175,13 @@ def insert_episode(conn: Connection, obj: dict[str, Any], on_conflict: Conflict)
     if isinstance(failed, dict) and isinstance(failed.get("index"), int) and isinstance(failed.get("actor"), str):
         turns.append((failed["index"], failed["actor"], failed.get("agent")))
     if turns:
-        conn.execute(insert(StepAgent.__table__), [
-            {"episode_id": eid, "idx": i, "actor": a, "data": None if d is None else dumps(d), "tokens": t}
-            for i, a, (d, t) in ((i, a, pack_tokens(d)) for i, a, d in turns)
-        ])  # fmt: skip
+        rows = [{"episode_id": eid, "idx": i, "actor": a, **dict(zip(_COUNTS, turn_counts(d), strict=True))}
+                for i, a, d in turns]  # fmt: skip
+        for r, (_, _, d) in zip(rows, turns, strict=True):
+            packed, r["tokens"] = pack_tokens(d)
+            r["data"] = None if packed is None else dumps(packed)
+        conn.execute(insert(StepAgent.__table__), rows)
+        step_rows.add_token_counts(conn, eid, *(_sum(r[k] for r in rows) for k in _COUNTS))
     tags = [{"episode_id": eid, "tag": t} for t in dict.fromkeys(obj.get("tags") or [])]
     if tags:
         conn.execute(insert(EpisodeTag.__table__), tags)

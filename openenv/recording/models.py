@@ -1,4 +1,4 @@
-"""SQLModel tables of the episode store (schema version 5).
+"""SQLModel tables of the episode store (schema version 6).
 
 JSON-valued columns are TEXT holding JSON written by ``jsonable.dumps`` (one encoder for every
 dialect); times are UNIX epoch seconds (float) so ordering and round trips are exact everywhere.
@@ -133,6 +133,10 @@ class Episode(SQLModel, table=True):
     trainer_reward: float | None = None
     reward_components: str | None = Field(default=None, sa_column=Column(Text))
     advantage: float | None = None
+    # the tokens its model turns read and wrote (schema version 6), summed over its turns when each
+    # is recorded (``record_turn``): prompt and completion; ``None`` when no turn said how many
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 class EpisodeTag(SQLModel, table=True):
@@ -203,3 +207,7 @@ class StepAgent(SQLModel, table=True):
     # token arrays of the turn (schema version 5), typed and packed rather than JSON text:
     # ids, logprobs and loss mask, as written by ``openenv.recording`` (see its token codec)
     tokens: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
+    # how many tokens the turn read and wrote (schema version 6; ``tokens.turn_counts``), its failed
+    # attempts included; ``None`` when the turn does not say
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None

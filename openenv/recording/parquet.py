@@ -58,6 +58,7 @@ def parquet_schema() -> Any:
         ("training_run_id", pa.string()), ("train_step", pa.int64()), ("group_id", pa.string()),
         ("group_index", pa.int64()), ("finish_reason", pa.string()), ("trainer_reward", pa.float64()),
         ("reward_components", pa.string()), ("advantage", pa.float64()),  # schema 5; absent in older files
+        ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),  # schema 6; absent in older files
     ])  # fmt: skip
 
 

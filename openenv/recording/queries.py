@@ -183,6 +183,8 @@ def _episode(row: Row[Any], *, tags: tuple[str, ...] = (), run: RunRecord | None
         trainer_reward=m.get("trainer_reward"),
         reward_components=loads(m["reward_components"]) if m.get("reward_components") else None,
         advantage=m.get("advantage"),
+        prompt_tokens=m.get("prompt_tokens"),
+        completion_tokens=m.get("completion_tokens"),
     )
 
 

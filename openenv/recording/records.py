@@ -60,6 +60,9 @@ class EpisodeRecord:
     trainer_reward: float | None = None
     reward_components: dict[str, float] | None = None
     advantage: float | None = None
+    # tokens its model turns read and wrote (schema 6; ``None`` when no turn said)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
     @property
     def finished(self) -> bool:

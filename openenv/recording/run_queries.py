@@ -107,6 +107,10 @@ class StepStats:
     zero_spread: int = 0
     first: float | None = None
     last: float | None = None
+    # tokens (schema 6): mean prompt/completion tokens per episode that counts them, and their total
+    prompt_tokens: float | None = None
+    completion_tokens: float | None = None
+    tokens: int | None = None
 
     @property
     def env_errors(self) -> int:
@@ -191,13 +195,14 @@ def _x(scope: RunScope) -> tuple[Any, Any]:
     ordered = func.ntile(BUCKETS).over(order_by=(_EP.c.started_at, _EP.c.id))
     sub = select(_EP.c.trainer_reward, _EP.c.total_reward, _EP.c.finish_reason, _EP.c.done, _EP.c.end_reason,
                  _EP.c.step_count, _EP.c.ended_at, _EP.c.started_at, _EP.c.seed, _EP.c.group_id,
-                 (ordered - 1).label("x")).where(scope.where()).subquery()  # fmt: skip
+                 _EP.c.prompt_tokens, _EP.c.completion_tokens, (ordered - 1).label("x")).where(scope.where()).subquery()  # fmt: skip
     return sub, sub.c.x
 
 
 def run_steps(conn: Connection, scope: RunScope) -> list[StepStats]:
     """Per step (or slice): count, reward mean/std/min/max, success rate, mean length, live
-    episodes, finish reasons, groups and groups whose rewards all tie (zero spread)."""
+    episodes, mean prompt/completion tokens and their total, finish reasons, groups and groups
+    whose rewards all tie (zero spread)."""
     src, x = _x(scope)
     c = src.c
     r = func.coalesce(c.trainer_reward, c.total_reward)
@@ -205,6 +210,8 @@ def run_steps(conn: Connection, scope: RunScope) -> list[StepStats]:
     cols = [x, func.count(), func.avg(r), func.min(r), func.max(r), func.avg(r * r),
             func.sum(case((r > 0, 1), else_=0)), func.count(r), func.avg(c.step_count),
             func.sum(case((c.ended_at.is_(None), 1), else_=0)), func.min(c.started_at), func.max(c.started_at)]
+    cols += [func.avg(c.prompt_tokens), func.avg(c.completion_tokens), func.sum(c.prompt_tokens),
+             func.sum(c.completion_tokens)]
     cols += [func.sum(case((reason == name, 1), else_=0)) for name in REASONS]
     cols.append(func.sum(case((reason.is_(None), 0), (reason.in_(REASONS), 0), else_=1)))
     stmt = select(*cols).select_from(src).where(x.is_not(None)).group_by(x).order_by(x)
@@ -212,12 +219,15 @@ def run_steps(conn: Connection, scope: RunScope) -> list[StepStats]:
         stmt = stmt.where(scope.where())
     out = []
     for row in conn.execute(stmt):
-        step, n, mean, lo, hi, sq, wins, scored, length, live, first, last, *counts = row
+        step, n, mean, lo, hi, sq, wins, scored, length, live, first, last, p_mean, c_mean, p_sum, c_sum, *counts = row
         var = None if mean is None else max(0.0, float(sq) - float(mean) ** 2)
         reasons = {name: int(k or 0) for name, k in zip((*REASONS, "other"), counts, strict=True) if k}
+        total = None if p_sum is None and c_sum is None else int(p_sum or 0) + int(c_sum or 0)
         out.append(StepStats(x=int(step), n=int(n), mean=mean, std=None if var is None else math.sqrt(var), min=lo,
                              max=hi, success=(int(wins or 0) / scored) if scored else None, length=length,
-                             live=int(live or 0), reasons=reasons, first=first, last=last))  # fmt: skip
+                             live=int(live or 0), reasons=reasons, first=first, last=last,
+                             prompt_tokens=None if p_mean is None else float(p_mean),
+                             completion_tokens=None if c_mean is None else float(c_mean), tokens=total))  # fmt: skip
     _add_spread(conn, scope, src, x, out)
     return out
 

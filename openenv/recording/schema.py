@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from sqlalchemy import inspect, select, text
+from sqlalchemy import inspect, select, text, tuple_
 from sqlalchemy.engine import Connection
 
 from .errors import SchemaVersionError, StoreCorruptError
+from .jsonable import loads
 from .models import (
     READ_INDEXES,
     EnvRun,
@@ -25,10 +26,11 @@ from .models import (
     StepChunk,
     TrainingRun,
 )
+from .tokens import turn_counts, unpack
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TABLES", "ensure_schema", "read_version"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TABLES = [
     t.__table__
     for t in (RecordingMeta, EnvRun, TrainingRun, Episode, EpisodeTag, Step, StepChunk, StepAgent)
@@ -82,11 +84,52 @@ def _add_training_runs(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE step_agent ADD COLUMN tokens {blob}"))
 
 
+_BACKFILL_BATCH = 500
+
+
+def _add_token_counts(conn: Connection) -> None:
+    """5 -> 6: ``prompt_tokens``/``completion_tokens`` on ``step_agent`` (a turn's) and ``episode``
+    (summed over its turns), filled for the model turns already stored (read once, in batches)."""
+    for table in ("step_agent", "episode"):
+        have = {c["name"] for c in inspect(conn).get_columns(table)}
+        for name in ("prompt_tokens", "completion_tokens"):
+            if name not in have:
+                conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} INTEGER"))
+    a = StepAgent.__table__.c
+    after: tuple[str, int] = ("", -1)
+    touched: set[str] = set()
+    while True:
+        rows = conn.execute(select(a.episode_id, a.idx, a.data, a.tokens).where(
+            a.actor == "model", tuple_(a.episode_id, a.idx) > after).order_by(a.episode_id, a.idx)
+            .limit(_BACKFILL_BATCH)).all()  # fmt: skip
+        if not rows:
+            break
+        after = (rows[-1][0], rows[-1][1])
+        updates = []
+        for eid, idx, data, blob in rows:
+            try:
+                prompt, completion = turn_counts(unpack(loads(data) if data else None, blob))
+            except ValueError:  # a damaged blob or JSON: the turn stays uncounted
+                continue
+            if prompt is not None or completion is not None:
+                updates.append({"e": eid, "i": idx, "p": prompt, "c": completion})
+                touched.add(eid)
+        if updates:
+            conn.execute(text("UPDATE step_agent SET prompt_tokens = :p, completion_tokens = :c "
+                              "WHERE episode_id = :e AND idx = :i"), updates)
+    sums = ("UPDATE episode SET prompt_tokens = (SELECT SUM(s.prompt_tokens) FROM step_agent s WHERE s.episode_id = :e),"
+            " completion_tokens = (SELECT SUM(s.completion_tokens) FROM step_agent s WHERE s.episode_id = :e) WHERE id = :e")
+    ids = sorted(touched)
+    for at in range(0, len(ids), _BACKFILL_BATCH):
+        conn.execute(text(sums), [{"e": e} for e in ids[at : at + _BACKFILL_BATCH]])
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_step_chunks,
     2: _add_fork_columns,
     3: _add_step_agents,
     4: _add_training_runs,
+    5: _add_token_counts,
 }
 _PG_LOCK_KEY = 0x6F70656E656E76  # "openenv": serialises concurrent schema set-up on PostgreSQL
 

@@ -20,6 +20,7 @@ from .jsonable import dumps
 
 __all__ = [
     "END_EPISODE",
+    "add_token_counts",
     "core_append",
     "insert_first_step",
     "make_step_row",
@@ -81,3 +82,16 @@ def core_append(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
 def insert_first_step(conn: Connection, row: dict[str, Any]) -> None:
     """Insert a reset row (step 0) without touching the episode's counters."""
     conn.execute(_INSERT, row)
+
+
+def add_token_counts(conn: Connection, episode_id: str, prompt: int | None, completion: int | None,
+                     old: Sequence[int | None] | None = None) -> None:
+    """Add a model turn's token counts to its episode's, less those of the turn it replaces (``old``)."""
+
+    def delta(new: int | None, was: int | None) -> int | None:
+        return None if new is None and was is None else (new or 0) - (was or 0)
+
+    was = tuple(old) if old is not None else (None, None)
+    sql = sqlite_steps.token_sql(delta(prompt, was[0]), delta(completion, was[1]))
+    if sql is not None:
+        conn.execute(text(sql.replace("?", ":episode_id")), {"episode_id": episode_id})

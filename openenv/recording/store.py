@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, event, insert, text, update
+from sqlalchemy import delete, event, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from . import queries, step_rows
@@ -44,6 +44,7 @@ from .readonly import read_only_engine, read_only_refusal, should_open_read_only
 from .schema import ensure_schema
 from .store_reads import EpisodeReadsMixin
 from .tokens import pack as pack_tokens
+from .tokens import turn_counts
 from .training_runs import TrainingRunsMixin, training_values
 
 __all__ = ["EpisodeStore", "new_id"]
@@ -365,16 +366,21 @@ class EpisodeStore(TrainingRunsMixin, EpisodeReadsMixin):
         """Record who acted at step ``index`` (``"model"``/``"human"``) and, for a model, its prompt,
         completion, tokens and latency (``data``, JSON; never an API key). ``journaled``: durable in
         the step journal now and committed with the steps (a journaled store), else committed now."""
+        prompt, completion = turn_counts(data)  # kept on the turn and summed on the episode (schema 6)
         data, tokens = pack_tokens(data)  # token id/logprob/mask lists as typed arrays (tokens.py)
         row = {"episode_id": episode_id, "idx": int(index), "actor": actor, "data": None if data is None else dumps(data),
-               "tokens": tokens}  # fmt: skip
+               "tokens": tokens, "prompt_tokens": prompt, "completion_tokens": completion}  # fmt: skip
         if journaled and self.journaled:
-            self._step_journal().insert("step_agent", row)
+            self._step_journal().insert("step_agent", row)  # the committer adds the counts (sqlite_steps)
             return
 
         def tx(conn: Connection) -> None:
-            conn.execute(delete(_AGENT).where(_AGENT.c.episode_id == episode_id, _AGENT.c.idx == row["idx"]))
+            c = _AGENT.c
+            here = (c.episode_id == episode_id, c.idx == row["idx"])
+            old = conn.execute(select(c.prompt_tokens, c.completion_tokens).where(*here)).first()
+            conn.execute(delete(_AGENT).where(*here))
             conn.execute(insert(_AGENT), row)
+            step_rows.add_token_counts(conn, episode_id, prompt, completion, old)
 
         self.write(tx, what="record turn")
 

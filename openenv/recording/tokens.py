@@ -17,7 +17,7 @@ import sys
 from array import array
 from typing import Any
 
-__all__ = ["ARRAYS", "pack", "unpack"]
+__all__ = ["ARRAYS", "pack", "turn_counts", "unpack"]
 
 MAGIC = b"OETK"
 VERSION = 1
@@ -72,6 +72,30 @@ def pack(data: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bytes | No
         return data, None
     rest = {k: v for k, v in capture.items() if k not in names}
     return {**data, "capture": rest}, _HEAD.pack(MAGIC, VERSION, len(names)) + b"".join(parts)
+
+
+def _count(data: dict[str, Any], ids: str, usage: str) -> int | None:
+    capture = data.get("capture")
+    values = capture.get(ids) if isinstance(capture, dict) else None
+    if isinstance(values, list) and values:
+        return len(values)
+    n = data.get(usage)
+    return n if n.__class__ is int and n >= 0 else None
+
+
+def turn_counts(data: dict[str, Any] | None) -> tuple[int | None, int | None]:
+    """``(prompt, completion)`` tokens of a model turn (before ``pack``): the length of its
+    ``capture.prompt_ids``/``sampled_ids``, else the ``prompt_tokens``/``completion_tokens`` it
+    reports (an API's usage), summed with its failed ``attempts``; ``None`` where nothing says."""
+    if not isinstance(data, dict):
+        return None, None
+    attempts = data.get("attempts")
+    parts = [data, *(a for a in attempts if isinstance(a, dict))] if isinstance(attempts, list) else [data]
+    out: list[int | None] = []
+    for ids, usage in (("prompt_ids", "prompt_tokens"), ("sampled_ids", "completion_tokens")):
+        counts = [n for n in (_count(d, ids, usage) for d in parts) if n is not None]
+        out.append(sum(counts) if counts else None)
+    return out[0], out[1]
 
 
 def unpack(data: dict[str, Any] | None, blob: bytes | None) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from . import format as fmt
 from . import wire_steps
 
-__all__ = ["STEP_COLUMNS", "Insert", "WireBatch", "append", "append_new", "classify", "replay"]
+__all__ = ["STEP_COLUMNS", "Insert", "WireBatch", "append", "append_new", "classify", "replay", "token_sql"]
 
 STEP_COLUMNS = "episode_id, idx, action, observation, reward, done, metadata, latency_ms, t, state"
 _INSERT = f"INSERT INTO step ({STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -108,13 +108,25 @@ def _split(entries: Sequence[Any]) -> tuple[list[Insert], list[WireBatch], list[
     return inserts, wires, rows, ends
 
 
+def token_sql(prompt: int | None, completion: int | None) -> str | None:
+    """The ``UPDATE episode`` adding a model turn's token counts to its episode's (``None``: nothing
+    to add); its one (qmark) parameter is the episode id."""
+    sets = [f"{name} = COALESCE({name}, 0) + {int(n)}"
+            for name, n in (("prompt_tokens", prompt), ("completion_tokens", completion)) if n is not None]
+    return f"UPDATE episode SET {', '.join(sets)} WHERE id = ?" if sets else None
+
+
 def _inserts(raw: sqlite3.Connection, inserts: Sequence[Insert]) -> None:
     for table, row in inserts:
         if table not in _TABLES or not all(name.isidentifier() for name in row):
             raise sqlite3.IntegrityError(f"journal insert into {table!r}: not a table or columns of ours")
         names = ", ".join(row)
         marks = ", ".join("?" * len(row))
-        raw.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", tuple(row.values()))
+        new = raw.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", tuple(row.values())).rowcount
+        if table == "step_agent" and new == 1:  # a model turn's tokens count on its episode (schema 6)
+            sql = token_sql(row.get("prompt_tokens"), row.get("completion_tokens"))
+            if sql is not None:
+                raw.execute(sql, (row["episode_id"],))
 
 
 def _counters(raw: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:

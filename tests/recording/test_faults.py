@@ -125,7 +125,7 @@ def test_a_first_release_store_gains_step_chunks_and_keeps_its_steps(db_path: Pa
         (old,) = fill(s)
     _sql(db_path, "DROP TABLE step_chunk", "UPDATE recording_meta SET value = '1' WHERE key = 'schema_version'")
     with EpisodeStore(db_path) as s:
-        assert s.write(read_version) == SCHEMA_VERSION == 5
+        assert s.write(read_version) == SCHEMA_VERSION == 6
         assert [x.index for x in s.load_steps(old)] == [0, 1, 2, 3]
         with record(EchoEnv(base_url=echo_url).sync(), store=s) as env:
             env.reset()

@@ -38,7 +38,7 @@ def test_a_version_4_store_gains_the_training_columns_and_keeps_its_episodes(tmp
         s.append_step(eid, 1, action={"m": "a"}, observation={"x": 2}, reward=1.0)
     _downgrade_to_4(db)
     with EpisodeStore(db) as s:
-        assert s.write(read_version) == SCHEMA_VERSION == 5
+        assert s.write(read_version) == SCHEMA_VERSION == 6
         columns = {c["name"] for c in inspect(s.engine).get_columns("episode")}
         assert NEW_EPISODE_COLUMNS <= columns
         assert "tokens" in {c["name"] for c in inspect(s.engine).get_columns("step_agent")}

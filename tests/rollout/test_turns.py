@@ -53,6 +53,6 @@ def test_a_schema_2_store_gains_the_turn_table(echo_url: str, model_url: str, tm
     con.commit()
     con.close()
     with EpisodeStore(db) as store:
-        assert store.write(read_version) == SCHEMA_VERSION == 5
+        assert store.write(read_version) == SCHEMA_VERSION == 6
         r = _rollout(echo_url, model_url, store)
         assert store.load_steps(r.results[0].episode_id)[1].actor == "model"

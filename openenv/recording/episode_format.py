@@ -13,11 +13,11 @@ from typing import Any, Literal
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 
+from . import step_rows
 from .errors import ExportFormatError, RecordingError
 from .jsonable import dumps
 from .models import EnvRun, Episode, EpisodeTag, Step, StepAgent, StepChunk
 from .records import EpisodeRecord, StepRecord
-from . import step_rows
 from .tokens import pack as pack_tokens
 from .tokens import turn_counts
 

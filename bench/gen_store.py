@@ -4,7 +4,7 @@
 
 Writes, with bulk inserts in one transaction: one training run of ``train_steps`` x
 ``rollouts`` episodes (GRPO groups of ``group_size``: trainer reward, advantage, finish reason,
-reward components), the rest as CLI rollouts (``source="model"``, one label per 5,000 episodes,
+reward components, token counts), the rest as CLI rollouts (``source="model"``, one label per 5,000 episodes,
 seeds repeating), ``steps_per_episode`` steps each (index 0 the reset), and one episode with a
 model turn of ``long_call_tokens`` captured tokens (ids, the engine's token text, logprobs) plus a
 failed last turn. Rows are written directly (``env_run``, ``training_run``, ``episode``, ``step``,
@@ -39,14 +39,16 @@ def _episode_row(eid: str, run_id: str, t: float, steps: int, reward: float, **e
            "seed": extra.pop("seed", None), "started_at": t, "ended_at": t + 1.0, "end_reason": "done",
            "step_count": steps - 1, "total_reward": reward, "done": 1, "notes": None, "parent_episode_id": None,
            "fork_step": None, "training_run_id": None, "train_step": None, "group_id": None, "group_index": None,
-           "finish_reason": None, "trainer_reward": None, "reward_components": None, "advantage": None}
+           "finish_reason": None, "trainer_reward": None, "reward_components": None, "advantage": None,
+           "prompt_tokens": None, "completion_tokens": None}
     row.update(extra)
     return tuple(row.values())
 
 
 _EP_COLS = ("id, run_id, env_name, source, label, reset_kwargs, seed, started_at, ended_at, end_reason, step_count, "
             "total_reward, done, notes, parent_episode_id, fork_step, training_run_id, train_step, group_id, "
-            "group_index, finish_reason, trainer_reward, reward_components, advantage")
+            "group_index, finish_reason, trainer_reward, reward_components, advantage, prompt_tokens, completion_tokens")
+_MARKS = ",".join("?" * 26)
 
 
 def generate(path: str | Path, *, episodes: int = 100_000, steps_per_episode: int = 10, train_steps: int = 100,
@@ -86,11 +88,13 @@ def generate(path: str | Path, *, episodes: int = 100_000, steps_per_episode: in
                                      training_run_id=train_run, train_step=step, group_id=f"s{step}-g{group}",
                                      group_index=gi, finish_reason=finish, trainer_reward=reward,
                                      reward_components=json.dumps({"correct": reward, "format": 0.0}),
-                                     advantage=0.0))
+                                     advantage=0.0, prompt_tokens=180 + group % 40,
+                                     completion_tokens=rng.randrange(40, 120 + 4 * step)))
         else:
             j = i - n_train
             rows.append(_episode_row(eid, cli_runs[j // 5000], t, steps_per_episode, round(rng.random(), 3),
-                                     label=f"rollout-{j // 5000:03d}", seed=j % 50))
+                                     label=f"rollout-{j // 5000:03d}", seed=j % 50,
+                                     prompt_tokens=steps_per_episode * 300, completion_tokens=steps_per_episode * 40))
         for idx in range(steps_per_episode):
             steps.append((eid, idx, None if idx == 0 else '{"code": "print(1)"}', obs, 0.0 if idx else None,
                           int(idx == steps_per_episode - 1), None, 1.0, t + idx * 0.01, None))
@@ -105,7 +109,7 @@ def generate(path: str | Path, *, episodes: int = 100_000, steps_per_episode: in
 
 
 def _flush(con: sqlite3.Connection, rows: list, steps: list) -> None:
-    con.executemany(f"INSERT INTO episode ({_EP_COLS}) VALUES ({','.join('?' * 24)})", rows)
+    con.executemany(f"INSERT INTO episode ({_EP_COLS}) VALUES ({_MARKS})", rows)
     con.executemany("INSERT INTO step (episode_id, idx, action, observation, reward, done, metadata, latency_ms, t,"
                     " state) VALUES (?,?,?,?,?,?,?,?,?,?)", steps)
     rows.clear()
@@ -129,7 +133,7 @@ def _advantages(con: sqlite3.Connection, run: str) -> None:
 def _long_episode(con: sqlite3.Connection, run: str, now: float, tokens: int, rng: random.Random) -> str:
     """An episode whose one model call holds ``tokens`` sampled tokens (ids, text, logprobs) and a failed turn."""
     eid = "f" * 32
-    con.execute(f"INSERT INTO episode ({_EP_COLS}) VALUES ({','.join('?' * 24)})",
+    con.execute(f"INSERT INTO episode ({_EP_COLS}) VALUES ({_MARKS})",
                 _episode_row(eid, run, now, 2, 0.0, label="rollout-000", seed=0, end_reason="invalid_action"))
     con.execute("UPDATE episode SET end_reason = 'invalid_action', done = 0 WHERE id = ?", (eid,))
     obs = json.dumps({"stdout": "ready"})

@@ -41,3 +41,19 @@ def test_run_charts_link_each_step_and_keep_the_band_inside() -> None:
     assert {k.text() for k in reasons.with_class("key")} == {"env_done", "env_error"}
     assert 'class="sparkline"' in str(sparkline([0.1, 0.2, None, 0.4]))
     assert "—" in str(sparkline([None]))
+
+
+def test_the_token_chart_draws_completion_and_prompt_means_and_names_both() -> None:
+    steps = [StepStats(x=i, n=4, mean=0.5, std=0.1, min=0.0, max=1.0, success=0.5, length=1.0, live=0,
+                       prompt_tokens=200.0 + i, completion_tokens=40.0 * (i + 1), tokens=4 * (240 + 41 * i))
+             for i in range(3)]  # fmt: skip
+    doc = parse(str(step_chart(steps, lambda x: f"?step={x}", metric="tokens")))
+    svg = doc.find("svg")
+    assert svg.attrs["data-chart"] == "tokens"
+    lines = {p.attrs["class"]: p.attrs["points"].split() for p in svg.find_all("polyline")}
+    assert set(lines) == {"series tokens", "series prompt-tokens"} and all(len(v) == 3 for v in lines.values())
+    ys = [float(v.split(",")[1]) for v in lines["series tokens"]]
+    assert ys == sorted(ys, reverse=True)  # completion tokens grow: the line climbs
+    legend = doc.with_class("chart-legend")[0].text()
+    assert "completion" in legend and "prompt" in legend
+    assert "200 prompt + 40 completion per episode, 960 in all" in svg.with_class("step-hit")[0].find("title").text()

@@ -17,6 +17,7 @@ import pytest
 from bench.gen_store import generate
 from openenv.recording import EpisodeFilter, EpisodeStore
 from tests.studio.conftest import StudioClient, make_settings, running_studio
+from webui.templating import format_number
 
 RUN = "7" * 32
 LONG = "f" * 32
@@ -52,10 +53,10 @@ def test_runs_list_shows_the_training_run_and_labelled_recordings(rc: StudioClie
     assert 'class="mono num run-count" data-count="96"' in trend and 'class="sparkline"' in trend
 
 
-def test_dashboard_has_a_chart_per_metric_and_a_link_per_step(rc: StudioClient) -> None:
+def test_dashboard_has_a_chart_per_metric_and_a_link_per_step(rc: StudioClient, runs_data: Path) -> None:
     doc = rc.page("/runs/dashboard", params={"run": RUN})
     charts = {svg.attrs["data-chart"] for svg in doc.with_class("run-chart")}
-    assert charts == {"reward", "success", "length", "zero_spread", "reasons"}
+    assert charts == {"reward", "success", "length", "zero_spread", "reasons", "tokens"}
     reward = next(svg for svg in doc.with_class("run-chart") if svg.attrs["data-chart"] == "reward")
     hits = reward.with_class("step-hit")
     assert [h.attrs["data-step"] for h in hits] == [str(i) for i in range(6)]
@@ -63,6 +64,13 @@ def test_dashboard_has_a_chart_per_metric_and_a_link_per_step(rc: StudioClient) 
     rows = doc.find_all("tr", class_="step-row")
     assert len(rows) == 6 and rows[0].find_all("td")[1].text() == "16"
     assert doc.by_id("run-status").text() == "finished"
+    with EpisodeStore(runs_data / "episodes.db") as store:  # the token columns: means and total of the step's rollouts
+        step0 = store.list_episodes(EpisodeFilter(training_run_id=RUN, train_step=0), limit=100).items
+    cells = rows[0]
+    assert cells.with_class("tok-prompt")[0].text() == format_number(sum(e.prompt_tokens for e in step0) / 16)
+    assert cells.with_class("tok-total")[0].text() == str(
+        sum(e.prompt_tokens + e.completion_tokens for e in step0))
+    assert "prompt" in doc.by_id("run-token-count").text()
 
 
 def test_step_groups_come_worst_first_and_tied_groups_are_marked(rc: StudioClient, runs_data: Path) -> None:

@@ -69,13 +69,16 @@ def _tip(s: StepStats, xlabel: str) -> str:
         parts.append(f"length {format_number(s.length)}")
     if s.groups:
         parts.append(f"{s.zero_spread}/{s.groups} groups tie")
+    if s.tokens is not None:
+        parts.append(f"tokens {format_number(s.prompt_tokens)} prompt + {format_number(s.completion_tokens)} completion "
+                     f"per episode, {format_number(s.tokens)} in all")
     return " · ".join(parts)
 
 
 def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, metric: str = "reward",
                xlabel: str = "training step") -> Markup:
-    """``reward``: mean (line), ±std (band), min..max (light band); ``success``/``length``/
-    ``zero_spread``: one line. Legend, axis, a marker per point when there are few."""
+    """``reward``: mean (line), ±std (band), min..max (light band); ``tokens``: mean completion and
+    prompt tokens (two lines); ``success``/``length``/``zero_spread``: one line. Legend, axis, a marker per point when there are few."""
     if not steps:
         return Markup('<p class="muted chart-empty">No episodes yet.</p>')
     series: list[float | None]
@@ -91,6 +94,10 @@ def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, me
     elif metric == "length":
         series = [_finite(s.length) for s in steps]
         vals = [0.0, *[v for v in series if v is not None]]
+    elif metric == "tokens":
+        series = [_finite(s.completion_tokens) for s in steps]
+        second = [_finite(s.prompt_tokens) for s in steps]
+        vals = [0.0, *[v for v in (*series, *second) if v is not None]]
     else:
         series = [100.0 * s.zero_spread / s.groups if s.groups else None for s in steps]
         vals = [0.0, 100.0]
@@ -98,7 +105,8 @@ def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, me
         return Markup('<p class="muted chart-empty">No rewards recorded.</p>')
     f = _Frame(len(steps), min(vals), max(vals))
     labels = {"reward": "reward mean, ±std and min..max", "success": "success rate (%)", "length": "mean length (steps)",
-              "zero_spread": "groups whose rewards all tie (%)"}
+              "zero_spread": "groups whose rewards all tie (%)",
+              "tokens": "mean prompt and completion tokens per episode"}
     parts = f.open(f"{labels[metric]} per {xlabel}", metric)
     if metric == "reward":
         parts.append(_band(f, lows, highs, "band-minmax"))
@@ -106,6 +114,8 @@ def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, me
         std_hi = [None if m is None or s.std is None else m + s.std for m, s in zip(series, steps, strict=True)]
         parts.append(_band(f, std_lo, std_hi, "band-std"))
     parts += f.axis(steps, xlabel)
+    if metric == "tokens":
+        parts.append(_line(f, second, "prompt-tokens"))
     points = [(f.x(i), f.y(v)) for i, v in enumerate(series) if v is not None]
     if points:
         parts.append(f'<polyline class="series {metric}" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in points)}"/>')
@@ -114,8 +124,15 @@ def step_chart(steps: Sequence[StepStats], step_url: Callable[[int], str], *, me
     parts += f.hits(steps, step_url, lambda s: _tip(s, xlabel))
     parts.append("</svg>")
     legend = {"reward": '<span class="key mean">mean</span><span class="key std">±std</span>'
-                        '<span class="key minmax">min..max</span>'}.get(metric, f'<span class="key mean">{labels[metric]}</span>')
+                        '<span class="key minmax">min..max</span>',
+              "tokens": '<span class="key mean">completion</span><span class="key prompt-tokens">prompt</span>'}.get(
+        metric, f'<span class="key mean">{labels[metric]}</span>')
     return Markup("".join(parts) + f'<p class="chart-legend">{legend} · click a {escape(xlabel)} to open its groups</p>')
+
+
+def _line(f: _Frame, values: Sequence[float | None], cls: str) -> str:
+    pts = [f"{f.x(i):.1f},{f.y(v):.1f}" for i, v in enumerate(values) if v is not None]
+    return f'<polyline class="series {cls}" points="{" ".join(pts)}"/>' if pts else ""
 
 
 def _band(f: _Frame, lows: Sequence[float | None], highs: Sequence[float | None], cls: str) -> str:

@@ -100,11 +100,13 @@ def run_dashboard(request: Request) -> Response:
     def step_url(x: int) -> str:
         return links["link"]("run_step", step=x)
 
-    charts = {m: step_chart(steps, step_url, metric=m, xlabel=links["xlabel"])
-              for m in ("reward", "success", "length", "zero_spread")}
+    tokens = any(s.tokens is not None for s in steps)
+    metrics = ("reward", "success", "length", "zero_spread", *(("tokens",) if tokens else ()))
+    charts = {m: step_chart(steps, step_url, metric=m, xlabel=links["xlabel"]) for m in metrics}
     charts["reasons"] = reasons_chart(steps, step_url, xlabel=links["xlabel"])
     return page(request, "studio/run.html", nav="runs", info=info, steps=steps, charts=charts, scope=scope,
-                n=sum(s.n for s in steps), others=others, **links)
+                n=sum(s.n for s in steps), others=others, tokens=tokens,
+                total_tokens=sum(s.tokens or 0 for s in steps), **links)
 
 
 @router.get("/runs/compare", name="run_compare")

@@ -19,9 +19,11 @@ __all__ = ["studio"]
               help="Also answer requests addressed to NAME (repeatable; see docs/security.md).")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Let pages from ORIGIN (scheme://host[:port]) post to the studio (repeatable).")
+@click.option("--tokenizer", default=None, metavar="PATH",
+              help="A local tokenizer.json (or a directory holding one) for token text in the token view.")
 @click.option("--log-level", default="warning", show_default=True)
 def studio(host: str | None, port: int | None, data_dir: Path | None, token: str | None,
-           allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...], log_level: str) -> None:
+           allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...], tokenizer: str | None, log_level: str) -> None:
     """Serve the OpenEnv Studio web app. Every setting also reads OPENENV_STUDIO_<NAME>."""
     import uvicorn
 
@@ -30,7 +32,8 @@ def studio(host: str | None, port: int | None, data_dir: Path | None, token: str
 
     try:
         settings = load_settings({"host": host, "port": port, "data_dir": data_dir, "token": token,
-                                  "allow_hosts": allow_hosts or None, "allow_origins": allow_origins or None})
+                                  "allow_hosts": allow_hosts or None, "allow_origins": allow_origins or None,
+                                  "tokenizer": tokenizer})
     except SettingsError as exc:
         raise click.UsageError(exc.message) from None
     app = create_studio_app(settings)

@@ -74,6 +74,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("play_idle_s", 900.0, "Seconds before an idle Play session is closed.", float),
     Setting("stale_session_s", 60.0, "Seconds idle after which an env's session is flagged: its client may be gone.",
             float),
+    Setting("tokenizer", None, "A local tokenizer.json, or a directory holding one, whose text the token view "
+            "shows for token ids (the view's own field overrides it).", _optional),
     Setting("allow_hosts", (), "Extra names the studio answers as its Host (comma-separated; see docs/security.md).",
             _names),
     Setting("allow_origins", (), "Other web origins allowed to post to the studio (comma-separated).", _names),
@@ -97,6 +99,7 @@ class StudioSettings:
     log_lines: int = 200
     play_idle_s: float = 900.0
     stale_session_s: float = 60.0
+    tokenizer: str | None = None
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
 

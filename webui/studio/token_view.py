@@ -4,8 +4,9 @@ the rollout's findings in words, and every model call as a transcript.
 
 Reads the model turns the episode store holds for an episode (``openenv capture`` sessions and
 ``openenv rollout --capture`` episodes alike) through ``openenv.capture``. A sampled token shows
-the engine's own text of it when the call kept it (``capture.sampled_tokens``), else its id; ids
-and logprobs are on hover. A sequence is drawn ``PAGE_TOKENS`` at a time (``offsets``).
+the engine's own text of it when the call kept it (``capture.sampled_tokens``), else its text in
+the tokenizer the user named (``tokenizer_text``), else its id; a context token its tokenizer text,
+else its id; ids and logprobs are on hover. A sequence is drawn ``PAGE_TOKENS`` at a time (``offsets``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from openenv.capture.document import rollout_document
 from openenv.capture.export import captured_calls
 from openenv.capture.recording import findings_of, graph_from_turns
+from webui.studio.tokenizer_text import TokenizerError, decode_ids, load_tokenizer
 
 __all__ = ["TokenView", "token_view"]
 
@@ -31,6 +33,8 @@ class TokenView:
     sequences: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, str]] = field(default_factory=list)
     level: str = "tokens"
+    tokenizer: str | None = None  # the tokenizer named, and why it could not be used
+    tokenizer_error: str | None = None
 
 
 def _finding(text: str) -> dict[str, str]:
@@ -71,12 +75,14 @@ def _sampled_positions(graph: Any, node_ids: list[str], texts: dict[str, list[st
     return positions
 
 
-def token_view(store: Any, episode_id: str, offsets: dict[int, int] | None = None) -> TokenView:
+def token_view(store: Any, episode_id: str, offsets: dict[int, int] | None = None,
+               tokenizer: str | None = None) -> TokenView:  # fmt: skip
     """The view of one episode (empty ``calls`` when it has no captured model calls); sequence
-    ``i`` is drawn from token ``offsets[i]`` (0 by default), ``PAGE_TOKENS`` tokens."""
+    ``i`` is drawn from token ``offsets[i]`` (0 by default), ``PAGE_TOKENS`` tokens; ``tokenizer``
+    (a path) gives the drawn ids their text."""
     calls = captured_calls(store, episode_id)
     if not calls:
-        return TokenView()
+        return TokenView(tokenizer=tokenizer)
     levels = {(c.get("capture") or {}).get("level", "tokens") for c in calls}
     level = "tokens" if levels == {"tokens"} else sorted(levels - {"tokens"})[0]
     graph = graph_from_turns(calls)
@@ -88,7 +94,7 @@ def token_view(store: Any, episode_id: str, offsets: dict[int, int] | None = Non
         for nid in seq["node_ids"]:
             roles.setdefault(nid, seq["role"])
     discarded = {t["node_id"] for t in doc["turns"] if t["discarded"]}
-    view = TokenView(document=doc, level=level, findings=[_finding(f) for f in doc["validation"]])
+    view = TokenView(document=doc, level=level, findings=[_finding(f) for f in doc["validation"]], tokenizer=tokenizer)
     texts = {node.node_id: _texts(data) for node, data in zip(graph.nodes(), calls, strict=True)}
     for i, seq in enumerate(doc["sequences"]):
         n = len(seq["input_ids"])
@@ -100,11 +106,25 @@ def token_view(store: Any, episode_id: str, offsets: dict[int, int] | None = Non
                                "prev_offset": lo - PAGE_TOKENS if lo > 0 else None,
                                "next_offset": lo + PAGE_TOKENS if lo + PAGE_TOKENS < n else None,
                                "findings": [_finding(f) for f in seq["validation"]]})
+    if tokenizer:
+        _decode(view, tokenizer)
     for i, (node, data) in enumerate(zip(graph.nodes(), calls, strict=True)):
         view.calls.append({"index": i, "node": node, "data": data,
                            "role": "discarded" if node.node_id in discarded else roles.get(node.node_id, "agent"),
                            "parent": graph.get(node.parent_id).index if node.parent_id else None})
     return view
+
+
+def _decode(view: TokenView, spec: str) -> None:
+    """Give the drawn cells their text in tokenizer ``spec`` (``decoded``), or say why it cannot."""
+    cells = [c for seq in view.sequences for segment in seq["segments"] for c in segment["cells"]]
+    try:
+        texts = decode_ids(load_tokenizer(spec), (c["id"] for c in cells))
+    except TokenizerError as exc:
+        view.tokenizer_error = str(exc)
+        return
+    for c in cells:
+        c["decoded"] = texts.get(c["id"])
 
 
 def _texts(data: dict[str, Any]) -> list[str] | None:

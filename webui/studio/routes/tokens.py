@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -37,8 +38,13 @@ def episode_tokens(request: Request, eid: str) -> Response:
     ep = _episode(request, eid)
     offsets = {int(k[1:]): int(v) for k, v in request.query_params.items()
                if k[:1] == "o" and k[1:].isdigit() and v.isdigit() and len(k) < 6 and len(v) < 10}
-    view = token_view(studio_of(request).store, ep.id, offsets)
-    return page_or_fragment(request, "studio/tokens.html", "studio/_tokens.html", nav="episodes", ep=ep, view=view)
+    studio = studio_of(request)
+    named = request.query_params.get("tokenizer")  # the view's own field wins over the setting (even empty)
+    spec = (named if named is not None else studio.settings.tokenizer or "").strip() or None
+    view = token_view(studio.store, ep.id, offsets, tokenizer=spec)
+    keep = "&" + urlencode({"tokenizer": named}) if named is not None else ""  # kept by the pager and the poll
+    return page_or_fragment(request, "studio/tokens.html", "studio/_tokens.html", nav="episodes", ep=ep, view=view,
+                            keep=keep)
 
 
 @router.get("/episodes/{eid}/training.jsonl", name="episode_training")

@@ -1,6 +1,6 @@
 """Runs written by the real writers show on the Runs pages: an `openenv rollout` run, an
-`openenv collect` run and a capture session, each listed by its label with a dashboard, and a
-rollout episode's transcript shows its model turns."""
+`openenv collect` run and a capture session, each listed by its label with a dashboard that
+counts its model turns' tokens, and a rollout episode's transcript shows its model turns."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ def test_cli_rollout_collect_and_capture_runs_are_listed_and_charted(engine_url:
             assert key in keys, keys
             dash = sc.page("/runs/dashboard", params={"run": key})
             assert dash.with_class("run-chart") and dash.by_id("run-episode-count").text().startswith("1 ")
+            tokens = {svg.attrs["data-chart"] for svg in dash.with_class("run-chart")} >= {"tokens"}
+            assert tokens and int(dash.by_id("run-token-count").text().split()[0]) > 0  # each writer counted its turns
         turns = sc.page(f"/episodes/{rollout}/transcript").with_class("turn")
         assert len(turns) >= 2 and any(t.attrs["data-actor"] == "model" for t in turns)
         sc.http.close()

@@ -77,8 +77,7 @@ class RecordingLoopMixin:
         result = (list(result[0]), *result[1:])  # its own list: TRL keeps it, and it identifies the rollout
         stopping = metrics is None and self._stop_event.is_set()  # type: ignore[attr-defined]
         rec.finish(rollout, prompt, result, scorable=metrics is not None, stopping=stopping, eos=self._openenv_eos)
-        if not stopping:
-            rec.pending[id(result[0])] = rollout
+        rec.pending[id(result[0])] = rollout  # TRL may still score its group (a stop can close a session under it)
         return result, metrics
 
     def _sample_turn(self, turns: list[Any], *args: Any, **kwargs: Any) -> Any:

@@ -163,13 +163,13 @@ class ChildRecorder:
 
     def finish(self, rollout: Rollout, prompt: Any, result: tuple[Any, ...] | None, *, scorable: bool,
                stopping: bool, eos: set[int]) -> None:  # fmt: skip
-        """The rollout returned (``result``: TRL's rollout tuple): its model turn, finish reason, end."""
-        if rollout.episode is None and not stopping:  # its session never opened: an empty episode says so
+        """The rollout returned (``result``: TRL's rollout tuple): its model turn, finish reason, end
+        (``closed`` when the worker was stopping: TRL may never score it)."""
+        if rollout.episode is None:  # its session never opened: an empty episode says so
             self.open_episode(rollout, None, {})
-        if rollout.episode is None:
-            return
+        assert rollout.episode is not None  # noqa: S101 - for the type checker
         completion, completion_ids, sequences = (result[0], list(result[1]), list(result[2])) if result else ([], [], [])
-        rollout.finish_reason = None if stopping else self._reason(rollout, scorable, completion_ids, eos)
+        rollout.finish_reason = self._reason(rollout, scorable, completion_ids, eos)
         if completion or completion_ids:
             turn = {"trainer": "trl", "prompt": to_jsonable(prompt), "completion": _text(completion),
                     "messages": to_jsonable(completion), "tool_calls": to_jsonable(_tool_calls(completion)),

@@ -224,7 +224,8 @@ class RecordingFactory:
 
 class RecordingSession:
     """A session whose tool calls are the episode's steps; its loop-owning extras pass through
-    (``wait_for_completion`` noting a timeout), so TRL sees the same kind of session."""
+    (``wait_for_completion`` noting a timeout, ``fetch_training_trace`` the first prompt), so TRL
+    sees the same kind of session."""
 
     def __init__(self, inner: Any, recorder: ChildRecorder, rollout: Rollout) -> None:
         self.inner, self.recorder, self.rollout = inner, recorder, rollout
@@ -257,17 +258,22 @@ class RecordingSession:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self.inner, name)
-        if name != "wait_for_completion" or not callable(value):
+        if not callable(value) or name not in ("wait_for_completion", "fetch_training_trace"):
             return value
+        rollout = self.rollout
 
-        def wait_for_completion(*args: Any, **kwargs: Any) -> Any:
+        def watched(*args: Any, **kwargs: Any) -> Any:
             try:
-                return value(*args, **kwargs)
+                out = value(*args, **kwargs)
             except TimeoutError:
-                self.rollout.timed_out = True
+                rollout.timed_out = rollout.timed_out or name == "wait_for_completion"
                 raise
+            turns = getattr(out, "turns", None) if name == "fetch_training_trace" else None
+            if turns and rollout.first_prompt is None:  # the agent's first call: where the training row's prompt ends
+                rollout.first_prompt = list(turns[0].prompt_token_ids)
+            return out
 
-        return wait_for_completion
+        return watched
 
 
 class AdapterProxy:

@@ -97,3 +97,85 @@ def test_asyncgrpo_harness_worker_records_every_rollout_with_trl_reward_and_toke
 def turn_reward(action: dict[str, Any]) -> float:
     """The echo env's reward for an ``echo`` call: 0.1 per character."""
     return round(0.1 * len(action["arguments"]["message"]), 6)
+
+
+class _AgentSession:
+    """A loop-owning session (0.10's ``TrainableSession``): its agent runs on its own; one tool call."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def initial_messages(self) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": "go"}]
+
+    def list_tools(self) -> list[Any]:
+        from tests.training.harness_echo import ECHO_TOOL
+
+        return [ECHO_TOOL]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        from openenv.core.harness import ToolResult
+
+        return ToolResult(data={"echoed": arguments["message"]}, metadata={"reward": 0.5})
+
+    def wait_for_completion(self, timeout_s: float | None = None) -> int:
+        raise TimeoutError("agent still running")
+
+    def fetch_training_trace(self) -> Any:
+        from openenv.core.harness import TrainingTrace
+
+        return TrainingTrace.from_entries([{"request": {"messages": self.initial_messages()}, "response": {},
+                                            "prompt_token_ids": [1, 2, 3], "completion_token_ids": [7, 8],
+                                            "per_token_logps": [-0.5, -0.25], "loss_mask": [0, 0, 0, 1, 1],
+                                            "metadata": {"node_id": "t0"}}])  # fmt: skip
+
+    def verify(self, transcript: Any, final_state: Any = None) -> Any:
+        from openenv.core.harness import VerifyResult
+
+        return VerifyResult(env_reward=1.0, done=False)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _AgentFactory:
+    def create(self, task: Any, seed: int | None = None, episode_id: str | None = None) -> _AgentSession:
+        return _AgentSession()
+
+
+def test_recorded_loop_owning_session_keeps_its_kind_and_notes_a_timeout(tmp_path: Path) -> None:
+    """What the worker's rollout process does to a loop-owning session, without TRL: the session is
+    still a ``TrainableSession``, its tool call is a step, a timeout and the first prompt are noted."""
+    from openenv.core.harness import TrainableSession
+    from openenv.recording import EpisodeStore
+    from openenv.training.harness_record import ChildRecorder, RecordingFactory, RecordSpec, training_capture
+
+    with EpisodeStore(tmp_path / "runs.db") as store:
+        run_id = store.open_training_run("loop-owning", trainer="trl-async-grpo")
+    rec = ChildRecorder(RecordSpec(target=str(tmp_path / "runs.db"), run_id=run_id, name="loop-owning"), "AgentFactory")
+    rollout = rec.begin(group=5, step=3)
+    session = RecordingFactory(_AgentFactory(), rec).create([{"role": "user", "content": "go"}], seed=5, episode_id="r1")
+    assert isinstance(session, TrainableSession)
+    session.call_tool("echo", {"message": "hey"})
+    try:
+        session.wait_for_completion()
+    except TimeoutError:
+        pass
+    trace = session.fetch_training_trace()
+    session.verify([])
+    session.close()
+    seq = type("Seq", (), {"input_ids": [1, 2, 3, 7, 8], "completion_mask": [0, 0, 0, 1, 1],
+                           "old_log_probs": [0.0, 0.0, 0.0, -0.5, -0.25]})()  # fmt: skip
+    rec.finish(rollout, [{"role": "user", "content": "go"}], ([{"role": "assistant", "content": "ok"}], [7, 8], [seq]),
+               scorable=True, stopping=False, eos={8})  # fmt: skip
+    rec.outcomes([(rollout, 3, {"trainer_reward": 1.0, "advantage": 0.0})])
+    rec.close()
+    assert trace.turns[0].prompt_token_ids == [1, 2, 3] and rollout.first_prompt == [1, 2, 3]
+    assert training_capture([seq], [7, 8], None)["prompt_ids"] == [1, 2, 3]  # without it: before the first trained id
+    with EpisodeStore(tmp_path / "runs.db") as store:
+        (e,) = store.iter_episodes()
+        assert (e.train_step, e.group_id, e.group_index, e.finish_reason, e.trainer_reward) == (3, "5", 0, "timeout", 1.0)
+        assert (e.step_count, e.total_reward, e.end_reason) == (1, 0.5, "rollout_end")
+        (turn,) = [d for actor, d in store.load_turns(e.id).values() if actor == "model"]
+        assert turn["capture"]["prompt_ids"] == [1, 2, 3] and turn["capture"]["sampled_ids"] == [7, 8]
+        assert turn["capture"]["loss_mask"] == [1, 1] and turn["capture"]["logprobs"] == [-0.5, -0.25]

@@ -2,7 +2,7 @@
 trainer's reward and advantage (imports the client and the recorder only; no server or web code).
 
     from openenv.training import record_trl            # TRL GRPOTrainer: one line
-    record_trl(trainer, store="episodes.db")
+    record_trl(trainer, store="episodes.db")           # (AsyncGRPOTrainer + HarnessRolloutWorker too)
 
     from openenv.training import TrainingRun           # any other loop
     with TrainingRun("episodes.db", "ppo-3") as run: ...

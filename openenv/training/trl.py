@@ -23,12 +23,15 @@ import functools
 import inspect
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openenv.recording import EpisodeFilter, EpisodeStore
 from openenv.recording.jsonable import to_jsonable
 
 from .run import TrainingRun
+
+if TYPE_CHECKING:
+    from .trl_harness import AsyncHarnessRecorder
 
 __all__ = ["TrlRecorder", "record_trl"]
 
@@ -250,9 +253,16 @@ class TrlRecorder:
 
 
 def record_trl(trainer: Any, *, store: EpisodeStore | str | None = None, name: str | None = None,
-               info: dict[str, Any] | None = None) -> TrlRecorder:  # fmt: skip
+               info: dict[str, Any] | None = None) -> TrlRecorder | AsyncHarnessRecorder:  # fmt: skip
     """Record every rollout of ``trainer`` (a TRL ``GRPOTrainer``) into ``store`` (a store, a path or
-    URL; the default store when ``None``) as training run ``name``; call before ``train()``."""
+    URL; the default store when ``None``) as training run ``name``; call before ``train()``.
+
+    An AsyncGRPO trainer whose ``rollout_worker`` is TRL's ``HarnessRolloutWorker`` (or that worker)
+    is recorded by ``trl_harness.record_async_harness`` and returns its recorder."""
+    from .trl_harness import is_async_harness, record_async_harness
+
+    if is_async_harness(trainer):
+        return record_async_harness(trainer, store=store, name=name, info=info)  # type: ignore[return-value]
     for attr in ("_generate", "_generate_and_score_completions", "train", "state", "accelerator"):
         if not hasattr(trainer, attr):
             raise TypeError(f"record_trl needs a TRL GRPOTrainer (1.16 or compatible); {type(trainer).__name__} "

@@ -17,12 +17,18 @@ ids, as with a real engine. What it answers depends on the model name:
 The reply: a tool call to the first offered tool while no tool result is in the conversation, else
 the text "done: <last tool result>" (or "echo: <last user message>" when no tools are offered).
 ``GET /_requests`` lists the bodies and Authorization headers received.
+
+``POST /v1/completions`` is vLLM's token route (what TRL's AsyncGRPO worker calls): ``prompt`` a
+list of token ids, the reply ``choices[0].token_ids`` and ``logprobs.token_logprobs``. The ids
+come from ``make_engine(complete=fn)``, ``fn(prompt_ids, body) -> ids`` (a test that knows its
+tokenizer), else the byte ids of "ok" and an end token.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -76,8 +82,23 @@ def reply_message(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return {"role": "assistant", "content": f"echo: {_text(user[-1]['content']) if user else ''}"}, "stop"
 
 
-def make_engine() -> Starlette:
+def _logprobs(n: int) -> list[float]:
+    return [-(0.01 + 0.1 * (i % 5)) for i in range(n)]
+
+
+def make_engine(complete: Callable[[list[int], dict[str, Any]], list[int]] | None = None) -> Starlette:
     seen: list[dict[str, Any]] = []
+
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        seen.append({"body": body, "authorization": request.headers.get("authorization")})
+        prompt = [int(t) for t in body["prompt"]]
+        ids = complete(prompt, body) if complete is not None else _ids("ok") + [SPECIAL["end"]]
+        ids = ids[: int(body.get("max_tokens") or len(ids))]
+        choice = {"index": 0, "text": "", "token_ids": ids, "finish_reason": "stop",
+                  "logprobs": {"token_logprobs": _logprobs(len(ids)), "tokens": [f"token_id:{t}" for t in ids]}}
+        return JSONResponse({"id": f"cmpl-{len(seen)}", "object": "text_completion", "model": body.get("model"),
+                             "choices": [choice], "prompt_token_ids": prompt})
 
     async def chat(request: Request) -> JSONResponse:
         body = await request.json()
@@ -92,7 +113,7 @@ def make_engine() -> Starlette:
         message, finish = reply_message(body)
         prompt = render_prompt(body["messages"])
         sampled = render_body(message)
-        logprobs = [-(0.01 + 0.1 * (i % 5)) for i in range(len(sampled))]
+        logprobs = _logprobs(len(sampled))
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
         reply: dict[str, Any] = {"id": f"cmpl-{len(seen)}", "object": "chat.completion", "created": 1, "model": mode,
                                  "choices": [choice],
@@ -124,4 +145,5 @@ def make_engine() -> Starlette:
         return JSONResponse({"status": "ok"})
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/health", health),
+                             Route("/v1/completions", completions, methods=["POST"]),
                              Route("/v1/models", models), Route("/_requests", requests)])

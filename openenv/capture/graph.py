@@ -88,6 +88,9 @@ class TurnNode:
     sampling_params: dict[str, Any] = field(default_factory=dict)
     requested_sampling_params: dict[str, Any] = field(default_factory=dict)
     response_message: dict[str, Any] = field(default_factory=dict)
+    #: the trainer's own loss mask over ``sampled_ids`` (an on-policy trainer such as TRL's GRPO, which
+    #: recomputes logprobs: its tool-result tokens are 0); it decides what is trainable instead of the logprobs
+    trainer_mask: list[int] | None = None
 
     @property
     def end_ids(self) -> list[int]:
@@ -251,7 +254,8 @@ class RolloutGraph:
 
     def sequence_for(self, leaf_id: str) -> TrainingSequence:
         """One path flattened. A call whose logprobs are missing or misaligned is context (mask 0),
-        never a target: a trainable token needs the behaviour policy's real logprob."""
+        never a target: a trainable token needs the behaviour policy's real logprob; unless the trainer
+        recorded its own mask for the call (``trainer_mask``), which then decides."""
         path = self.path_to(leaf_id)
         ids: list[int] = []
         mask: list[int] = []
@@ -266,9 +270,14 @@ class RolloutGraph:
             if position == 0:
                 prompt_len = len(context)
             usable = node.sampled_logprobs is not None and len(node.sampled_logprobs) == len(node.sampled_ids)
+            logprobs = list(node.sampled_logprobs) if usable else [0.0] * len(node.sampled_ids)  # type: ignore[arg-type]
             ids += node.sampled_ids
-            mask += [1 if usable else 0] * len(node.sampled_ids)
-            lps += list(node.sampled_logprobs) if usable else [0.0] * len(node.sampled_ids)  # type: ignore[arg-type]
+            if node.trainer_mask is not None and len(node.trainer_mask) == len(node.sampled_ids):
+                mask += [1 if m else 0 for m in node.trainer_mask]
+                lps += [lp if m else 0.0 for lp, m in zip(logprobs, node.trainer_mask, strict=True)]
+            else:
+                mask += [1 if usable else 0] * len(node.sampled_ids)
+                lps += logprobs
             parent = node
         return TrainingSequence(ids, mask, lps, [n.node_id for n in path], prompt_len, path[0].node_id, len(path))
 

@@ -58,7 +58,8 @@ def graph_from_turns(turns: list[dict[str, Any]]) -> RolloutGraph:
             n_tools=len(data.get("tools") or []), request_messages=list(data.get("messages") or []),
             request_tools=data.get("tools"), sampling_params=dict(cap.get("sampling_params") or {}),
             requested_sampling_params=dict(cap.get("requested_sampling_params") or {}),
-            response_message=dict(data.get("reply") or {})))
+            response_message=dict(data.get("reply") or {}),
+            trainer_mask=list(cap["loss_mask"]) if data.get("trainer") and cap.get("loss_mask") else None))
     return graph
 
 

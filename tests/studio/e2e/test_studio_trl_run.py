@@ -83,6 +83,7 @@ def test_from_the_runs_page_to_a_rollouts_transcript_and_tokens(page: Any, trl_s
     shot(page, "transcript")
     page.goto(trl_studio + f"/episodes/{best}/tokens")
     strip = page.locator(".token-sequence .token-strip").first
+    assert page.inner_text("#trainable-badge") == "trainable"  # TRL's own loss mask, not sampling logprobs, decides
     assert strip.locator(".tok.s").first.inner_text().isdigit()  # TRL keeps ids only: no token text yet
     page.fill("#tokenizer-path", str(trl_run[1]))
     page.click("#tokenizer-apply")

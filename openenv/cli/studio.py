@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -33,7 +34,8 @@ def studio(host: str | None, port: int | None, data_dir: Path | None, token: str
                                   "allow_hosts": allow_hosts or None, "allow_origins": allow_origins or None})
     except SettingsError as exc:
         raise click.UsageError(exc.message) from None
-    app = create_studio_app(settings)
+    # the heavy read-only pages in a second process (webui.studio.offload); OPENENV_STUDIO_READER=0: in this one
+    app = create_studio_app(settings, reader_process=os.environ.get("OPENENV_STUDIO_READER", "1") != "0")
     shown = f"http://{settings.host}:{settings.port}/"
     if settings.token:
         shown += "?token=<your token>"

@@ -69,6 +69,9 @@ class ReaderProcess:
         return self
 
     def _spawn(self) -> None:
+        if self._proc is not None and self._proc.stdin is not None:  # a reader that died
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p))

@@ -22,9 +22,9 @@ from webui.studio import offload as offload_mod
 
 RUN = "7" * 32
 LONG = "f" * 32
-READ_PAGES = ["/runs", f"/runs/trend?run={RUN}", f"/runs/dashboard?run={RUN}", f"/runs/step?run={RUN}&step=2",
-              "/episodes", "/episodes?sort=return", "/episodes/stats", f"/episodes/{LONG}/transcript",
-              f"/episodes/{LONG}/tokens", "/episodes/export?format=jsonl", "/episodes/nosuchid/tokens"]
+READ_PAGES = [f"/runs/trend?run={RUN}", f"/runs/dashboard?run={RUN}", "/runs/dashboard?run=label:nosuch",
+              "/episodes/stats", "/episodes/stats?run=" + RUN, f"/episodes/{LONG}/tokens", "/episodes/export?format=jsonl",
+              f"/episodes/{LONG}/export", "/episodes/nosuchid/tokens"]
 
 
 def _until(check: Any, timeout_s: float = 60.0) -> None:
@@ -80,6 +80,7 @@ def test_health_writes_and_live_pages_stay_in_the_studio(served: tuple[str, Any]
         before = reader.forwarded
         assert http.get("/health").status_code == 200
         assert http.get("/envs").status_code == 200
+        assert http.get("/episodes").status_code == 200  # a list page: a few ms, not worth the hop
         assert http.get(f"/episodes/{LONG}").status_code == 200  # the episode page offers running envs
         assert http.post("/episodes/delete", data={"ids": LONG}).status_code == 403  # no CSRF token: refused here
         assert reader.forwarded == before
@@ -91,10 +92,10 @@ def test_a_dead_reader_is_served_around_and_restarted(served: tuple[str, Any], m
     reader._proc.kill()
     reader._proc.wait(10)
     with httpx.Client(base_url=url, trust_env=False, timeout=60) as http:
-        assert http.get("/runs").status_code == 200  # answered by the studio, the reader respawned
+        assert http.get("/episodes/stats").status_code == 200  # answered here; the reader respawned
         _until(lambda: reader.ready)
         before = reader.forwarded
-        assert http.get("/runs").status_code == 200
+        assert http.get("/episodes/stats").status_code == 200
         assert reader.forwarded == before + 1
 
 
@@ -104,9 +105,9 @@ def test_the_token_is_checked_before_a_page_is_handed_over(tmp_path: Path) -> No
         reader = app.state.reader
         _until(lambda: reader.ready)
         with httpx.Client(base_url=url, trust_env=False, timeout=60) as http:
-            assert http.get("/runs").status_code == 401
+            assert http.get("/episodes/stats").status_code == 401
             assert reader.forwarded == 0
-            assert http.get("/runs", params={"token": "tok-123456"}).status_code == 200
+            assert http.get("/episodes/stats", params={"token": "tok-123456"}).status_code == 200
             assert reader.forwarded == 1
         proc, folder = reader._proc, os.path.dirname(reader.socket)
     assert proc.poll() is not None  # stopped with the studio

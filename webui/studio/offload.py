@@ -4,8 +4,8 @@ A run dashboard, the count and means of a big store, a token view or a streamed 
 to hundreds of milliseconds of Python in a worker thread, holding the GIL. The event loop asks
 for it back every switch interval, but when the holding thread is preempted by the OS (a busy
 machine) the loop waits until it runs again: ``/health`` and every small request stalled behind
-them (p95 18-27 ms on the 2-core bench machine). Pages that only read the store
-(``READ_PATHS``) are therefore answered by a reader process (``webui.studio.reader``: the same
+them (p95 18-27 ms on the 2-core bench machine). The heavy pages that only read the
+store (``READ_PATHS``) are therefore answered by a reader process (``webui.studio.reader``: the same
 routes and templates, the same CSRF secret, its own store connection) over a private Unix
 socket; the studio's process keeps the event loop, ``/health``, Play, launching and everything
 with live state. Token and origin checks run here before a request is handed over.
@@ -36,10 +36,10 @@ import httpx
 __all__ = ["READ_PATHS", "Offload", "ReaderProcess"]
 
 log = logging.getLogger("openenv.studio")
-READ_PATHS = re.compile(
-    r"^/(?:runs(?:/(?:trend|dashboard|compare|step|group))?"
-    r"|episodes(?:/(?:stats|export|compare|compare/tokens))?"
-    r"|episodes/[^/]+/(?:tokens|transcript|training\.jsonl|export|live|value/\d+))$")
+READ_PATHS = re.compile(  # the pages that take tens of ms or more; list pages (a few ms) stay here:
+    r"^/(?:runs/(?:trend|dashboard|compare)"  # the hop to the reader costs ~2-4 ms
+    r"|episodes/(?:stats|export|compare|compare/tokens)"
+    r"|episodes/[^/]+/(?:tokens|training\.jsonl|export))$")
 RESTART_S = 10.0
 READY_TIMEOUT_S = 60.0
 _HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection",

@@ -7,20 +7,21 @@ among them), and ``/health`` while they run.
 The store is written by ``bench/gen_store.py`` (bulk inserts, one transaction) unless ``--store``
 names one it wrote. The studio runs in its own process; server time is its ``Server-Timing``
 header (time to the first response byte). ``/health`` is the reference in the same run, timed by
-the client both idle and while another thread keeps requesting the heaviest pages and an
+the client both idle and while two other processes keep requesting the heaviest pages and an
 export. Prints numbers and ratios; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -99,9 +100,22 @@ def export_rate(url: str, limit: int = 20_000) -> tuple[float, float]:
         return first or 0.0, n / (time.perf_counter() - start)
 
 
+def _load(url: str, stop: Any) -> None:
+    """Request the dashboard, the whole-store stats and an export (its first chunks) until ``stop``."""
+    with httpx.Client(base_url=url, timeout=600, trust_env=False) as other:
+        while not stop.is_set():
+            other.get(f"/runs/dashboard?run={RUN}")
+            other.get("/episodes/stats")
+            with other.stream("GET", "/episodes/export?format=jsonl") as resp:
+                for i, _ in enumerate(resp.iter_bytes()):
+                    if stop.is_set() or i > 20:
+                        break
+
+
 def health_under_load(url: str, seconds: float) -> tuple[float, float, float, float]:
-    """Client-side /health latency (median, p95) idle, then while a thread requests the dashboard,
-    the whole-store stats and an export over and over."""
+    """Client-side /health latency (median, p95) idle, then while two load processes request the
+    dashboard, the whole-store stats and an export over and over (processes, not threads: the
+    prober must not wait for this process's GIL behind the load's response parsing)."""
     def rtts(http: httpx.Client, until: float) -> list[float]:
         out = []
         while time.perf_counter() < until and len(out) < 5000:
@@ -114,28 +128,20 @@ def health_under_load(url: str, seconds: float) -> tuple[float, float, float, fl
     def p95(xs: list[float]) -> float:
         return sorted(xs)[int(len(xs) * 0.95)]
 
+    ctx = multiprocessing.get_context("spawn")
     with httpx.Client(base_url=url, timeout=60, trust_env=False) as http:
         idle = rtts(http, time.perf_counter() + seconds / 2)
-        stop = threading.Event()
-
-        def load() -> None:
-            with httpx.Client(base_url=url, timeout=600, trust_env=False) as other:
-                while not stop.is_set():
-                    other.get(f"/runs/dashboard?run={RUN}")
-                    other.get("/episodes/stats")
-                    with other.stream("GET", "/episodes/export?format=jsonl") as resp:
-                        for i, _ in enumerate(resp.iter_bytes()):
-                            if stop.is_set() or i > 20:
-                                break
-
-        workers = [threading.Thread(target=load) for _ in range(2)]
+        stop = ctx.Event()
+        workers = [ctx.Process(target=_load, args=(url, stop)) for _ in range(2)]
         for w in workers:
             w.start()
-        time.sleep(0.5)
+        time.sleep(1.5)  # the workers' imports
         busy = rtts(http, time.perf_counter() + seconds)
         stop.set()
         for w in workers:
             w.join(120)
+            if w.is_alive():
+                w.terminate()
     return statistics.median(idle), p95(idle), statistics.median(busy), p95(busy)
 
 

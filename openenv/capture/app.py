@@ -13,10 +13,8 @@ training document), ``DELETE /sessions/{id}`` — behind ``admin_key`` when one 
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import hmac
-import json
 import logging
 import time
 import uuid
@@ -25,7 +23,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from openenv.core.origin_policy import OriginGuard, OriginPolicy
 
@@ -44,6 +42,7 @@ from .engine import (
 )
 from .estimate import approximate_token_count
 from .graph import TurnNode
+from .jsonio import dumps_json, loads_json
 from .recording import CaptureRecorder, turn_record
 from .sessions import RESERVED_METADATA, CaptureSession, SessionRegistry, api_key_of, harness_session_of
 from .upstreams import Engine, EnginePool, engine_key, upstream_spec
@@ -210,7 +209,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
         if len(raw) > _MAX_BODY:
             return _error(413, f"request body over {_MAX_BODY // (1024 * 1024)} MB")
         try:
-            body = json.loads(raw)
+            body = loads_json(raw)
         except ValueError:
             return _error(400, "body must be JSON")
         return body if isinstance(body, dict) else _error(400, "body must be a JSON object")
@@ -254,7 +253,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
             sampled_logprobs=list(logprobs) if logprobs else None, model=sent.get("model"),
             finish_reason=reply.finish_reason, harness_session_id=harness_session_of(dict(request.headers), chat),
             system_digest=_system_digest(chat["messages"]), n_tools=len(chat.get("tools") or []),
-            request_messages=copy.deepcopy(chat["messages"]), request_tools=chat.get("tools"),
+            request_messages=loads_json(dumps_json(chat["messages"])), request_tools=chat.get("tools"),
             sampling_params={k: sent[k] for k in SAMPLING_KEYS if sent.get(k) is not None},
             requested_sampling_params=requested, response_message=reply.message))
         session.last_turn_at = time.time()
@@ -297,7 +296,7 @@ def create_capture_app(*, llm_url: str, model: str | None = None, level: str = "
                 return reply
         if body.get("stream"):
             return StreamingResponse(chat_sse(reply), media_type="text/event-stream", headers=_SSE_HEADERS)
-        return JSONResponse(reply)
+        return Response(dumps_json(reply), media_type="application/json")
 
     async def _translated(request: Request, to_chat: Any, from_chat: Any, sse: Any, api_type: str) -> Any:
         """A dialect translated to chat for the engine and back, as JSON or the SSE it asked for."""

@@ -13,11 +13,15 @@ Nothing is ever tokenized here. The engine's key stays in this process.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from .http1 import Http1Pool
+from .jsonio import dumps_json, loads_json
 
 __all__ = ["CAPTURE_LEVELS", "NON_POLICY_SAMPLING", "SAMPLING_KEYS", "EngineClient", "EngineReply", "UpstreamError",
            "auth_headers", "normalise_engine_base", "prepare_request", "read_reply", "training_sampling",
@@ -29,6 +33,8 @@ NON_POLICY_SAMPLING: dict[str, float | int] = {"top_p": 1.0, "top_k": -1, "min_p
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "frequency_penalty", "presence_penalty",
                  "repetition_penalty")
 _MAX_TOKENS_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+_JSON_HEADERS = [(b"Content-Type", b"application/json"), (b"Accept", b"application/json")]
+_ACCEPT = [(b"Accept", b"application/json")]
 
 
 class UpstreamError(RuntimeError):
@@ -170,81 +176,64 @@ def read_reply(body: dict[str, Any], latency_ms: float = 0.0) -> EngineReply:
                        sampled_tokens=_token_texts(entries, len(sampled)))
 
 
-_SHARD_CALLS = 8  # in-flight calls per HTTP client before another is opened
-_MAX_SHARDS = 32  # up to 512 connections in all, as one client had before
-
-
 class EngineClient:
     """One engine (``base_url`` is its API root, e.g. ``http://host:8000/v1``), shared by sessions.
 
-    Calls go through a few small HTTP clients instead of one large one: httpcore's pool walks
-    every connection (and polls each idle one, and counts them all again for each idle one) for
-    every request it assigns, so one pool of 64 busy connections costs milliseconds of CPU per
-    call. A call takes the least busy client; another is opened only when each has
-    ``_SHARD_CALLS`` calls in flight. Keep-alive is not capped below the connection limit: httpcore
-    compares the count of all connections, not of idle ones, with that cap and would close idle
-    connections that are about to be reused."""
+    Calls go over ``Http1Pool`` (``openenv.capture.http1``): keep-alive HTTP/1.1 connections,
+    bodies encoded and parsed with orjson. httpx's pool walked every connection (and polled each
+    idle one) for every request and its request path cost about a millisecond of CPU per call:
+    at 64 concurrent rollouts that was queueing delay."""
 
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None,
                  auth_header: str = "Authorization", timeout_s: float = 600.0) -> None:
         base = base_url.rstrip("/")
         self.base_url = base if httpx.URL(base).path not in ("", "/") else f"{base}/v1"
         self.model = model
-        self._headers = auth_headers(api_key, auth_header)
-        self._timeout = httpx.Timeout(timeout_s, connect=30.0)
-        self._clients: list[httpx.AsyncClient] = []
-        self._in_flight: list[int] = []
-        self._tls: Any = None  # one TLS context for every client: loading the CA bundle takes ~50 ms
+        self._prefix = httpx.URL(self.base_url).raw_path.decode().rstrip("/")
+        self._headers = [(k.encode(), v.encode()) for k, v in auth_headers(api_key, auth_header).items()]
+        self._timeout_s = timeout_s
+        self._pool: Http1Pool | None = None  # opened by the first call, in the loop that serves
 
     def __repr__(self) -> str:  # the key never shows
         return f"EngineClient({self.base_url!r}, model={self.model!r})"
 
-    def _shard(self) -> int:
-        if self._in_flight:
-            i = min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
-            if self._in_flight[i] < _SHARD_CALLS or len(self._clients) >= _MAX_SHARDS:
-                return i
-        if self._tls is None:
-            self._tls = httpx.create_ssl_context(trust_env=False)
-        self._clients.append(httpx.AsyncClient(
-            timeout=self._timeout, trust_env=False, verify=self._tls,
-            limits=httpx.Limits(max_connections=2 * _SHARD_CALLS, max_keepalive_connections=2 * _SHARD_CALLS)))
-        self._in_flight.append(0)
-        return len(self._clients) - 1
-
-    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        i = self._shard()
-        self._in_flight[i] += 1
-        try:
-            return await self._clients[i].request(method, f"{self.base_url}{path}", headers=self._headers, **kwargs)
-        finally:
-            self._in_flight[i] -= 1
+    async def _send(self, method: bytes, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+        if self._pool is None:  # one TLS context, loaded once (the CA bundle takes ~50 ms)
+            tls = httpx.create_ssl_context(trust_env=False) if self.base_url.startswith("https:") else None
+            self._pool = Http1Pool(self.base_url, ssl_context=tls)
+        headers = [*_JSON_HEADERS, *self._headers] if body is not None else [*_ACCEPT, *self._headers]
+        status, _, content = await self._pool.request(method, self._prefix + path, headers, body,
+                                                      timeout_s=self._timeout_s)
+        return status, content
 
     async def chat(self, body: dict[str, Any]) -> EngineReply:
         """POST ``/chat/completions``; an unreachable engine or an error answer is ``UpstreamError``."""
         started = time.perf_counter()
         try:
-            resp = await self._send("POST", "/chat/completions", json=body)
-        except httpx.HTTPError as exc:
+            status, content = await self._send(b"POST", "/chat/completions", dumps_json(body))
+        except (OSError, asyncio.TimeoutError) as exc:
             raise UpstreamError(f"the engine at {self.base_url} is unreachable: {type(exc).__name__}: {exc}") from exc
         latency = (time.perf_counter() - started) * 1000
         try:
-            payload = resp.json()
+            payload = loads_json(content)
         except ValueError:
             payload = None
-        if resp.status_code >= 400 or not isinstance(payload, dict):
-            raise UpstreamError(f"the engine answered HTTP {resp.status_code}", status=resp.status_code if resp.status_code >= 400 else 502,
-                                body=payload if payload is not None else resp.text[:2000])
+        if status >= 400 or not isinstance(payload, dict):
+            raise UpstreamError(f"the engine answered HTTP {status}", status=status if status >= 400 else 502,
+                                body=payload if payload is not None else content[:2000].decode(errors="replace"))
         return read_reply(payload, latency)
 
     async def models(self) -> dict[str, Any]:
         try:
-            resp = await self._send("GET", "/models")
-            return resp.json()
-        except (httpx.HTTPError, ValueError):
-            return {"object": "list", "data": [{"id": self.model, "object": "model"}] if self.model else []}
+            status, content = await self._send(b"GET", "/models")
+            payload = loads_json(content)
+            if status < 400 and isinstance(payload, dict):
+                return payload
+        except (OSError, asyncio.TimeoutError, ValueError):
+            pass
+        return {"object": "list", "data": [{"id": self.model, "object": "model"}] if self.model else []}
 
     async def aclose(self) -> None:
-        clients, self._clients, self._in_flight = self._clients, [], []
-        for client in clients:
-            await client.aclose()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()

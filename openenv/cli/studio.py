@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -36,7 +38,9 @@ def studio(host: str | None, port: int | None, data_dir: Path | None, token: str
                                   "tokenizer": tokenizer})
     except SettingsError as exc:
         raise click.UsageError(exc.message) from None
-    app = create_studio_app(settings)
+    # the heavy read-only pages in a second process (webui.studio.offload); OPENENV_STUDIO_READER=0: in this one
+    reader = os.environ.get("OPENENV_STUDIO_READER", "1") != "0" and sys.platform != "win32"  # a Unix socket
+    app = create_studio_app(settings, reader_process=reader)
     shown = f"http://{settings.host}:{settings.port}/"
     if settings.token:
         shown += "?token=<your token>"

@@ -29,6 +29,7 @@ from webui.studio.catalogue import Catalogue
 from webui.studio.export_jobs import ExportJobs
 from webui.studio.launcher import Launcher
 from webui.studio.model_runs import Endpoints, ModelRuns, Takeovers
+from webui.studio.offload import Offload, ReaderProcess
 from webui.studio.play import PlaySessions
 from webui.studio.rendering import error_page
 from webui.studio.reruns import Reruns
@@ -50,7 +51,7 @@ from webui.studio.security import NoFraming, TimingMiddleware, TokenGate, check_
 from webui.studio.settings import StudioSettings, load_settings
 from webui.studio.state import Studio
 
-__all__ = ["create_studio_app"]
+__all__ = ["add_routes", "create_studio_app"]
 
 log = logging.getLogger("openenv.studio")
 JOURNAL_RECOVERY_INTERVAL_S = 5.0
@@ -78,44 +79,9 @@ async def _recover_journals(store: EpisodeStore) -> None:
             log.exception("recovering step journals failed")
 
 
-def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
-    """The studio app; settings default to ``load_settings()`` (environment + defaults)."""
-    settings = settings or load_settings()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # database reads and page rendering run in worker threads: hand the interpreter back to
-        # the event loop every 1 ms (5 ms by default) so /health and small pages answer while
-        # they run
-        sys.setswitchinterval(float(os.environ.get("OPENENV_STUDIO_SWITCH_S", SWITCH_INTERVAL_S)))
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        store = EpisodeStore(settings.database_target)
-        catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host,
-                              ray_address=settings.ray_address)
-        launcher = Launcher(settings)
-        studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s),
-                        Reruns(store))
-        docker = await asyncio.to_thread(catalogue.docker, fresh=True)
-        await asyncio.to_thread(launcher.readopt, studio.providers(docker))
-        app.state.studio = studio
-        app.state.model_endpoints = Endpoints(settings.data_dir)  # Run a model, takeover in Play
-        app.state.model_runs, app.state.takeovers = ModelRuns(store, settings.data_dir), Takeovers()
-        app.state.export_jobs = ExportJobs()
-        recovery = asyncio.create_task(_recover_journals(store))
-        try:
-            yield
-        finally:
-            recovery.cancel()
-            app.state.export_jobs.close()
-            await app.state.takeovers.close()
-            await app.state.model_runs.close()
-            await studio.reruns.close()
-            await studio.plays.close_all()
-            launcher.release()
-            store.close()
-
-    app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.csrf_secret = new_secret()
+def add_routes(app: FastAPI, settings: StudioSettings, csrf_secret: str) -> None:
+    """Every studio route and error page on ``app`` (the studio's and its reader process's)."""
+    app.state.csrf_secret = csrf_secret
     app.state.settings = settings
     app.state.origin_policy = settings.origin_policy()
     guard = [Depends(check_csrf)]
@@ -146,6 +112,54 @@ def create_studio_app(settings: StudioSettings | None = None) -> FastAPI:
     for kind in (OpenEnvError, StarletteHTTPException, RequestValidationError, Exception):
         app.add_exception_handler(kind, _error)
 
+
+def create_studio_app(settings: StudioSettings | None = None, *, reader_process: bool = False) -> FastAPI:
+    """The studio app; settings default to ``load_settings()`` (environment + defaults).
+
+    ``reader_process``: the heavy read-only pages (``webui.studio.offload.READ_PATHS``) are served
+    by a second process, so their Python work never holds this process's GIL (``openenv studio``
+    turns it on)."""
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # database reads and page rendering run in worker threads: hand the interpreter back to
+        # the event loop every 1 ms (5 ms by default) so /health and small pages answer while
+        # they run
+        sys.setswitchinterval(float(os.environ.get("OPENENV_STUDIO_SWITCH_S", SWITCH_INTERVAL_S)))
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        store = EpisodeStore(settings.database_target)
+        catalogue = Catalogue(settings.data_dir, docker=settings.docker, docker_host=settings.docker_host,
+                              ray_address=settings.ray_address)
+        launcher = Launcher(settings)
+        studio = Studio(settings, store, catalogue, launcher, PlaySessions(store, idle_s=settings.play_idle_s),
+                        Reruns(store))
+        docker = await asyncio.to_thread(catalogue.docker, fresh=True)
+        await asyncio.to_thread(launcher.readopt, studio.providers(docker))
+        app.state.studio = studio
+        app.state.model_endpoints = Endpoints(settings.data_dir)  # Run a model, takeover in Play
+        app.state.model_runs, app.state.takeovers = ModelRuns(store, settings.data_dir), Takeovers()
+        app.state.export_jobs = ExportJobs()
+        recovery = asyncio.create_task(_recover_journals(store))
+        app.state.reader = ReaderProcess(settings, app.state.csrf_secret).start() if reader_process else None
+        try:
+            yield
+        finally:
+            recovery.cancel()
+            if app.state.reader is not None:
+                await app.state.reader.close()
+            app.state.export_jobs.close()
+            await app.state.takeovers.close()
+            await app.state.model_runs.close()
+            await studio.reruns.close()
+            await studio.plays.close_all()
+            launcher.release()
+            store.close()
+
+    app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    add_routes(app, settings, new_secret())
+    if reader_process:  # innermost: after the token and origin checks, before any route
+        app.add_middleware(Offload)
     app.add_middleware(TokenGate, token=settings.token)
     app.add_middleware(OriginGuard, policy=app.state.origin_policy)  # Host and Origin, before the token
     app.add_middleware(NoFraming)  # also on the 403s above

@@ -55,7 +55,8 @@ def test_asyncgrpo_harness_worker_records_every_rollout_with_trl_reward_and_toke
         for members in groups.values():  # TRL scores whole groups: G rollouts, indexes 0..G-1, one version
             assert sorted(e.group_index for e in members) == list(range(G))
             assert len({e.train_step for e in members}) == 1
-            assert abs(sum(e.advantage for e in members if e.advantage is not None)) < 1e-3
+            if all(e.advantage is not None for e in members):  # a rollout a stop cut short trains no row: None
+                assert abs(sum(e.advantage for e in members)) < 1e-3  # type: ignore[misc]
         for e in scored:
             if e.finish_reason == "env_error":  # a stop closed its session under it: no harness reward, no row
                 assert e.reward_components["harness_reward"] is None and e.advantage is None  # type: ignore[index]
